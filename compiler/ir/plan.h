@@ -1,0 +1,157 @@
+// The collplan plan IR: plain structs, index references, no pointers.
+//
+// ─── What a plan means ──────────────────────────────────────────────────────
+//
+// A Plan is a Spec (the header: operation, K, p, λ, field, matrix) and one
+// Program per rank 0..K-1. Every rank runs the same numbered steps
+// 1..num_steps in lock-step (the model of SPEC §1).
+//
+// Slots. A program owns slots 0..num_slots-1. A slot holds one plan element:
+//   one field element when the checker evaluates the plan, a vector of ℓ
+//   field elements when the runtime replays it (ℓ is chosen at run time).
+//   A slot holds no value until it is written; reading it before is an error.
+//   `inputs[i]` is pre-loaded with this rank's i-th input before step 1;
+//   `outputs[j]` is read as this rank's j-th output after the last step.
+//   Global input (output) numbering is rank-major: all of rank 0's inputs,
+//   then rank 1's, ...; the postcondition (matrix/postcondition.h) is a
+//   matrix over that numbering.
+//
+// Combinations. A Combo is an ordered list of (slot, coefficient) terms and
+//   denotes Σ coeff·slot, evaluated left to right. The order is kept so that
+//   non-commutative operators (prefix with a user operator) are expressible:
+//   with unit coefficients a Combo is "slot_1 ⊕ slot_2 ⊕ …" in that order.
+//   An empty Combo is the zero element. Coefficients are field elements in
+//   canonical form (< q).
+//
+// Steps and ports. In step t a rank, in this order:
+//   (1) evaluates the payload of each Send from its slots as they were at the
+//       end of step t-1 and sends it through port `port` (0..p-1) to rank
+//       `to`; a payload is a list of Combos, one plan element each;
+//   (2) completes each Recv: the message that rank `from` sent through port
+//       `port` in step `sent_at` = t-λ+1 is written, element i into slot
+//       `into[i]` (the receiving port is the sender's port number);
+//   (3) runs its Ops in order: dst := Σ terms (dst may appear in its terms).
+//   Ops at the end of step t may read what was received in step t; a value
+//   so received or computed can be sent from step t+1 on. With postal
+//   latency λ a message sent in step t is received in step t+λ-1 and usable
+//   from step t+λ (SPEC §1); λ = 1 is the synchronous round model.
+//
+// The model's limits, enforced by the checker (passes/verify.h): per rank and
+// step at most one Send and at most one Recv per port, so at most p of each;
+// no Send to oneself (a local copy is an Op); every Send is matched by
+// exactly one Recv at the receiver in step t+λ-1 on the same port with the
+// same element count, and vice versa; no message is still in flight after
+// the last step.
+//
+// Costs (passes/cost.h): C1 = num_steps; C2 = Σ_t max size (elements) of any
+// message sent in step t.
+//
+// Re-coding. An Op may carry `matrix_col` = c: it then claims to be
+// dst := Σ_i A[r_i][c]·s_i where slot s_i holds exactly input x_{r_i}. The
+// recode pass (passes/recode.h) uses this to put a new matrix's coefficients
+// into a plan without regenerating its schedule; the checker verifies the
+// result like any other plan.
+//
+// Plans are built through the checking helpers below (they reject a port,
+// rank or slot out of range as an InternalError at construction time), then
+// always verified as a whole by the checker.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "ir/spec.h"
+
+namespace collplan::ir {
+
+using Rank = uint32_t;
+using SlotId = uint32_t;
+using StepNo = uint32_t;  // 1-based
+using Port = uint32_t;    // 0..p-1
+
+inline constexpr uint32_t kNoCol = std::numeric_limits<uint32_t>::max();
+
+struct Term {
+  SlotId slot = 0;
+  Elem coeff = 1;
+  friend bool operator==(const Term&, const Term&) = default;
+};
+
+struct Combo {
+  std::vector<Term> terms;  // ordered; empty = zero
+  friend bool operator==(const Combo&, const Combo&) = default;
+};
+
+struct Send {
+  Port port = 0;
+  Rank to = 0;
+  std::vector<Combo> payload;  // one plan element per Combo
+  friend bool operator==(const Send&, const Send&) = default;
+};
+
+struct Recv {
+  Port port = 0;
+  Rank from = 0;
+  StepNo sent_at = 0;          // = t - λ + 1 of the step holding this Recv
+  std::vector<SlotId> into;    // element i of the message → slot into[i]
+  friend bool operator==(const Recv&, const Recv&) = default;
+};
+
+struct Op {
+  SlotId dst = 0;
+  std::vector<Term> terms;     // dst := Σ terms, in order
+  uint32_t matrix_col = kNoCol;  // see "Re-coding" above
+  friend bool operator==(const Op&, const Op&) = default;
+};
+
+struct Step {
+  StepNo t = 0;
+  std::vector<Send> sends;
+  std::vector<Recv> recvs;
+  std::vector<Op> ops;
+  friend bool operator==(const Step&, const Step&) = default;
+};
+
+// One rank's program. `steps` lists only the steps in which the rank does
+// something, in strictly increasing t.
+struct Program {
+  Rank rank = 0;
+  uint32_t num_slots = 0;
+  std::vector<SlotId> inputs;
+  std::vector<SlotId> outputs;
+  std::vector<Step> steps;
+  friend bool operator==(const Program&, const Program&) = default;
+
+  // The Step record for step t, created (in order) if absent. Generators
+  // append in increasing t; asking for an earlier t than the last one is an
+  // InternalError.
+  Step& at(StepNo t);
+  SlotId new_slot() { return num_slots++; }
+};
+
+struct Plan {
+  Spec spec;
+  uint32_t num_steps = 0;
+  std::vector<Program> ranks;  // ranks[k].rank == k
+  friend bool operator==(const Plan& a, const Plan& b) {
+    return a.num_steps == b.num_steps && a.ranks == b.ranks;
+  }
+};
+
+// An empty plan for `spec`: K programs with no slots and no steps.
+Plan make_plan(const Spec& spec, uint32_t num_steps);
+
+// Checking constructors: each validates its indices against the plan's spec
+// and the program's slot count and raises InternalError (a generator bug) when
+// one is out of range.
+Send make_send(const Plan& plan, const Program& from, Port port, Rank to, std::vector<Combo> payload);
+Recv make_recv(const Plan& plan, const Program& at, StepNo t, Port port, Rank from, std::vector<SlotId> into);
+Op make_op(const Program& at, SlotId dst, std::vector<Term> terms, uint32_t matrix_col = kNoCol);
+Combo unit(SlotId s);  // the combination 1·s
+
+// Counting helpers used by the cost pass, codecs and benchmarks.
+uint64_t count_terms(const Program& prog);
+uint64_t count_terms(const Plan& plan);
+
+}  // namespace collplan::ir

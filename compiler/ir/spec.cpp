@@ -1,0 +1,67 @@
+#include "ir/spec.h"
+
+#include <fmt/format.h>
+
+#include "support/error.h"
+
+namespace collplan {
+
+namespace {
+struct OpName {
+  OpKind op;
+  const char* name;
+};
+constexpr OpName kOps[] = {
+    {OpKind::Encode, "encode"},       {OpKind::DecentralizedEncode, "decentralized-encode"},
+    {OpKind::Broadcast, "broadcast"}, {OpKind::Reduce, "reduce"},
+    {OpKind::Allgather, "allgather"}, {OpKind::Allgatherv, "allgatherv"},
+    {OpKind::Allreduce, "allreduce"}, {OpKind::Prefix, "prefix"},
+};
+}  // namespace
+
+const char* op_name(OpKind op) {
+  for (const auto& o : kOps)
+    if (o.op == op) return o.name;
+  return "unknown-op";
+}
+
+const std::vector<OpKind>& all_ops() {
+  static const std::vector<OpKind> ops = [] {
+    std::vector<OpKind> v;
+    for (const auto& o : kOps) v.push_back(o.op);
+    return v;
+  }();
+  return ops;
+}
+
+OpKind parse_op(const std::string& name) {
+  std::string valid;
+  for (const auto& o : kOps) {
+    if (name == o.name) return o.op;
+    valid += valid.empty() ? "" : ", ";
+    valid += o.name;
+  }
+  user_error("unknown operation '{}' (valid: {})", name, valid);
+}
+
+std::string Digest::hex() const {
+  std::string s;
+  for (uint8_t b : bytes) s += fmt::format("{:02x}", b);
+  return s;
+}
+
+void validate_spec_basics(const Spec& s) {
+  if (s.K < 2) user_error("K = {} is too small: a collective needs K >= 2 processors", s.K);
+  if (s.K > (1u << 24)) user_error("K = {} is too large: collplan supports K <= 16777216", s.K);
+  if (s.p < 1) user_error("p = {} is invalid: every processor needs p >= 1 ports", s.p);
+  if (s.p > 1024) user_error("p = {} is too large: collplan supports p <= 1024 ports", s.p);
+  if (s.lambda < 1) user_error("lambda = {} is invalid: postal latency must be >= 1 (1 = synchronous rounds)", s.lambda);
+  if (s.lambda > 1024) user_error("lambda = {} is too large: collplan supports lambda <= 1024", s.lambda);
+  if (s.blocks < 1) user_error("blocks = {} is invalid: a buffer is split into n >= 1 blocks", s.blocks);
+  if ((s.op == OpKind::Broadcast || s.op == OpKind::Reduce) && s.root >= s.K)
+    user_error("root = {} is not a processor (valid: 0..{})", s.root, s.K - 1);
+  if (s.op == OpKind::Allgatherv && s.counts.size() != s.K)
+    user_error("allgatherv needs one count per rank: got {} counts for K = {}", s.counts.size(), s.K);
+}
+
+}  // namespace collplan

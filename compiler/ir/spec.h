@@ -1,0 +1,84 @@
+// The spec of a plan: what is to be computed, on what machine model.
+//
+// A spec names one operation (SPEC §2), the processor count K, the ports per
+// processor p, the postal latency λ, the field, and (for the coded
+// operations) the matrix. It is the whole input of a generator and it is
+// stored in every plan file's header, so the checker can rebuild the
+// postcondition from the plan file alone.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "field/field.h"
+
+namespace collplan {
+
+enum class OpKind : uint8_t {
+  Encode = 1,               // all-to-all encode: rank k gets (x·A)_k
+  DecentralizedEncode = 2,  // [N, K] code: sinks get their symbols
+  Broadcast = 3,            // root's n blocks reach every rank
+  Reduce = 4,               // block-wise sum of every rank's n blocks at root
+  Allgather = 5,            // every rank gets every rank's blocks, rank order
+  Allgatherv = 6,           // allgather with per-rank block counts
+  Allreduce = 7,            // every rank gets the sum
+  Prefix = 8,               // rank k gets v_0 ⊕ … ⊕ v_k (inclusive scan)
+};
+
+const char* op_name(OpKind op);
+// UserError listing the valid names when `name` is not one.
+OpKind parse_op(const std::string& name);
+const std::vector<OpKind>& all_ops();
+
+// A 128-bit digest (XXH3-128), printed as 32 lowercase hex digits.
+struct Digest {
+  std::array<uint8_t, 16> bytes{};
+  std::string hex() const;
+  friend bool operator==(const Digest&, const Digest&) = default;
+};
+
+// How the matrix of a coded operation is given. `family` is one of:
+//   "random"      uniform entries from the seeded generator (splitmix64),
+//                 reproducible across machines: see matrix/matrix.h
+//   "vandermonde" A[i][j] = points[j]^i (points distinct)
+//   "identity"    A = I
+//   "permutation" rank k gets x_{perm[k]}: A[perm[k]][k] = 1
+//   "explicit"    entries stored row-major (from a file, or re-coded)
+// `digest` is the digest of the materialised entries (matrix/matrix.h,
+// matrix_digest) and binds a plan to the exact matrix it computes.
+struct MatrixSpec {
+  std::string family = "random";
+  uint32_t rows = 0, cols = 0;
+  uint64_t seed = 0;
+  std::vector<Elem> points;      // vandermonde
+  std::vector<uint32_t> perm;    // permutation
+  std::vector<Elem> entries;     // explicit, row-major rows × cols
+  std::string source;            // where it came from (a file name), informational
+  Digest digest;
+};
+
+struct Spec {
+  OpKind op = OpKind::Encode;
+  uint32_t K = 0;       // processors
+  uint32_t p = 1;       // ports per processor
+  uint32_t lambda = 1;  // postal latency (1 = synchronous rounds)
+  Field field = Field::gf256();
+  MatrixSpec matrix;        // coded operations only
+  std::string algorithm;    // the generator that produced the plan
+  uint32_t blocks = 1;      // n: blocks per buffer (block operations)
+  uint32_t root = 0;        // broadcast / reduce
+  uint32_t N = 0;           // decentralized-encode: processors (K sources)
+  std::vector<uint32_t> counts;  // allgatherv: blocks per rank
+};
+
+// Number of processors a plan for `s` runs on: N for decentralized-encode
+// (K sources + N-K sinks), K otherwise.
+inline uint32_t num_ranks(const Spec& s) { return s.op == OpKind::DecentralizedEncode ? s.N : s.K; }
+
+// Checks the ranges every operation shares (K >= 2, p >= 1, λ >= 1, root < K,
+// ...); UserError naming the bad value and the valid range.
+void validate_spec_basics(const Spec& s);
+
+}  // namespace collplan

@@ -1,0 +1,290 @@
+#include "matrix/matrix.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include <xxhash.h>
+
+#include "support/error.h"
+
+namespace collplan {
+
+uint64_t SplitMix64::next() {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+Elem SplitMix64::uniform(const Field& f) {
+  const uint64_t q = f.size();
+  // Rejection sampling keeps the draw exactly uniform for any q.
+  const uint64_t limit = UINT64_MAX - (UINT64_MAX % q);
+  for (;;) {
+    uint64_t v = next();
+    if (v < limit) return static_cast<Elem>(v % q);
+  }
+}
+
+Elem SplitMix64::nonzero(const Field& f) {
+  for (;;) {
+    Elem e = uniform(f);
+    if (e != 0) return e;
+  }
+}
+
+Matrix materialize(const MatrixSpec& ms, const Field& f) {
+  const uint32_t r = ms.rows, c = ms.cols;
+  if (r == 0 || c == 0) user_error("matrix is {}x{}: both dimensions must be positive", r, c);
+  Matrix m = Matrix::zeros(r, c);
+  if (ms.family == "random") {
+    SplitMix64 rng(ms.seed);
+    for (auto& e : m.a) e = rng.uniform(f);
+  } else if (ms.family == "identity") {
+    if (r != c) user_error("identity matrix must be square, got {}x{}", r, c);
+    for (uint32_t i = 0; i < r; ++i) m.at(i, i) = 1;
+  } else if (ms.family == "permutation") {
+    if (r != c || ms.perm.size() != c)
+      user_error("permutation matrix needs {} entries in perm, got {}", c, ms.perm.size());
+    std::vector<bool> seen(c, false);
+    for (uint32_t k = 0; k < c; ++k) {
+      uint32_t v = ms.perm[k];
+      if (v >= c) user_error("perm[{}] = {} is out of range (valid: 0..{})", k, v, c - 1);
+      if (seen[v]) user_error("perm[{}] = {} repeats an earlier entry: a permutation must be a bijection", k, v);
+      seen[v] = true;
+      m.at(v, k) = 1;
+    }
+  } else if (ms.family == "vandermonde") {
+    if (ms.points.size() != c)
+      user_error("vandermonde matrix with {} columns needs {} points, got {}", c, c, ms.points.size());
+    for (uint32_t j = 0; j < c; ++j) {
+      f.check(ms.points[j], fmt::format("vandermonde point {}", j).c_str());
+      for (uint32_t j2 = 0; j2 < j; ++j2)
+        if (ms.points[j2] == ms.points[j])
+          user_error("vandermonde points {} and {} are both {}: points must be distinct", j2, j, ms.points[j]);
+    }
+    for (uint32_t j = 0; j < c; ++j) {
+      Elem v = 1;
+      for (uint32_t i = 0; i < r; ++i) {
+        m.at(i, j) = v;
+        v = f.mul(v, ms.points[j]);
+      }
+    }
+  } else if (ms.family == "explicit") {
+    if (ms.entries.size() != static_cast<size_t>(r) * c)
+      user_error("explicit matrix {}x{} needs {} entries, got {}", r, c, static_cast<size_t>(r) * c, ms.entries.size());
+    for (size_t i = 0; i < ms.entries.size(); ++i)
+      f.check(ms.entries[i], fmt::format("matrix entry ({}, {})", i / c, i % c).c_str());
+    m.a = ms.entries;
+  } else {
+    user_error("unknown matrix family '{}' (valid: random, vandermonde, identity, permutation, explicit)", ms.family);
+  }
+  return m;
+}
+
+Digest matrix_digest(const Matrix& m, const Field& f) {
+  const uint32_t w = f.elem_bytes();
+  std::vector<uint8_t> buf;
+  buf.reserve(12 + m.a.size() * w);
+  auto put = [&](uint32_t v, uint32_t bytes) {
+    for (uint32_t b = 0; b < bytes; ++b) buf.push_back(static_cast<uint8_t>(v >> (8 * b)));
+  };
+  put(m.rows, 4);
+  put(m.cols, 4);
+  put(w, 4);
+  for (Elem e : m.a) put(e, w);
+  XXH128_hash_t h = XXH3_128bits(buf.data(), buf.size());
+  XXH128_canonical_t canon;
+  XXH128_canonicalFromHash(&canon, h);
+  Digest d;
+  std::copy(std::begin(canon.digest), std::end(canon.digest), d.bytes.begin());
+  return d;
+}
+
+static MatrixSpec finish(MatrixSpec ms, const Field& f) {
+  ms.digest = matrix_digest(materialize(ms, f), f);
+  return ms;
+}
+
+MatrixSpec matrix_random(uint32_t n, uint64_t seed, const Field& f) {
+  MatrixSpec ms;
+  ms.family = "random";
+  ms.rows = ms.cols = n;
+  ms.seed = seed;
+  return finish(std::move(ms), f);
+}
+
+MatrixSpec matrix_identity(uint32_t n, const Field& f) {
+  MatrixSpec ms;
+  ms.family = "identity";
+  ms.rows = ms.cols = n;
+  return finish(std::move(ms), f);
+}
+
+MatrixSpec matrix_permutation(std::vector<uint32_t> perm, const Field& f) {
+  MatrixSpec ms;
+  ms.family = "permutation";
+  ms.rows = ms.cols = static_cast<uint32_t>(perm.size());
+  ms.perm = std::move(perm);
+  return finish(std::move(ms), f);
+}
+
+MatrixSpec matrix_vandermonde(std::vector<Elem> points, const Field& f) {
+  MatrixSpec ms;
+  ms.family = "vandermonde";
+  ms.rows = ms.cols = static_cast<uint32_t>(points.size());
+  ms.points = std::move(points);
+  return finish(std::move(ms), f);
+}
+
+MatrixSpec matrix_explicit(Matrix m, const Field& f, std::string source) {
+  MatrixSpec ms;
+  ms.family = "explicit";
+  ms.rows = m.rows;
+  ms.cols = m.cols;
+  ms.entries = std::move(m.a);
+  ms.source = std::move(source);
+  return finish(std::move(ms), f);
+}
+
+namespace {
+
+uint64_t parse_uint(const std::string& tok, const std::string& path, size_t line) {
+  if (tok.empty() || tok.size() > 19 || !std::all_of(tok.begin(), tok.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+    user_error("{}:{}: '{}' is not a non-negative integer", path, line, tok);
+  return std::stoull(tok);
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return {};
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+Matrix read_matrix_market(std::istream& in, const std::string& path, uint32_t rows, uint32_t cols, const Field& f) {
+  std::string line;
+  std::getline(in, line);
+  std::string lower = line;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  std::istringstream hs(lower);
+  std::string banner, object, format, type, sym;
+  hs >> banner >> object >> format >> type >> sym;
+  if (object != "matrix" || (format != "array" && format != "coordinate"))
+    user_error("{}:1: unsupported Matrix Market header '{}' (valid: '%%MatrixMarket matrix array|coordinate integer general')", path, trim(line));
+  if (type != "integer" && type != "pattern")
+    user_error("{}:1: Matrix Market field '{}' is not supported: entries must be integers (field elements)", path, type);
+  if (sym != "general")
+    user_error("{}:1: Matrix Market symmetry '{}' is not supported (valid: general)", path, sym);
+  size_t lineno = 1;
+  auto next_data_line = [&](std::string& out) {
+    while (std::getline(in, out)) {
+      ++lineno;
+      out = trim(out);
+      if (!out.empty() && out[0] != '%') return true;
+    }
+    return false;
+  };
+  if (!next_data_line(line)) user_error("{}: missing Matrix Market size line", path);
+  std::istringstream ss(line);
+  std::vector<std::string> toks;
+  for (std::string t; ss >> t;) toks.push_back(t);
+  const bool coord = format == "coordinate";
+  if (toks.size() != (coord ? 3u : 2u))
+    user_error("{}:{}: size line '{}' should have {} numbers", path, lineno, line, coord ? 3 : 2);
+  uint64_t r = parse_uint(toks[0], path, lineno), c = parse_uint(toks[1], path, lineno);
+  if (r != rows || c != cols)
+    user_error("{}:{}: matrix is {}x{} but the spec needs {}x{}", path, lineno, r, c, rows, cols);
+  Matrix m = Matrix::zeros(rows, cols);
+  if (coord) {
+    uint64_t nnz = parse_uint(toks[2], path, lineno);
+    for (uint64_t e = 0; e < nnz; ++e) {
+      if (!next_data_line(line)) user_error("{}: expected {} entries, file ends after {}", path, nnz, e);
+      std::istringstream es(line);
+      std::vector<std::string> et;
+      for (std::string t; es >> t;) et.push_back(t);
+      const size_t want = type == "pattern" ? 2 : 3;
+      if (et.size() != want) user_error("{}:{}: entry line '{}' should have {} numbers", path, lineno, line, want);
+      uint64_t i = parse_uint(et[0], path, lineno), j = parse_uint(et[1], path, lineno);
+      if (i < 1 || i > rows || j < 1 || j > cols)
+        user_error("{}:{}: coordinate ({}, {}) is outside the {}x{} matrix (1-based)", path, lineno, i, j, rows, cols);
+      uint64_t v = type == "pattern" ? 1 : parse_uint(et[2], path, lineno);
+      if (!f.valid(v)) user_error("{}:{}: entry {} is not an element of {} (valid: 0..{})", path, lineno, v, f.name(), f.size() - 1);
+      m.at(static_cast<uint32_t>(i - 1), static_cast<uint32_t>(j - 1)) = static_cast<Elem>(v);
+    }
+  } else {
+    // Array format is column-major.
+    for (uint32_t j = 0; j < cols; ++j)
+      for (uint32_t i = 0; i < rows; ++i) {
+        if (!next_data_line(line))
+          user_error("{}: expected {} entries, file ends early", path, static_cast<uint64_t>(rows) * cols);
+        uint64_t v = parse_uint(line, path, lineno);
+        if (!f.valid(v)) user_error("{}:{}: entry {} is not an element of {} (valid: 0..{})", path, lineno, v, f.name(), f.size() - 1);
+        m.at(i, j) = static_cast<Elem>(v);
+      }
+  }
+  if (next_data_line(line)) user_error("{}:{}: unexpected extra data '{}'", path, lineno, line);
+  return m;
+}
+
+Matrix read_csv(std::istream& in, const std::string& path, uint32_t rows, uint32_t cols, const Field& f) {
+  Matrix m = Matrix::zeros(rows, cols);
+  std::string line;
+  size_t lineno = 0;
+  uint32_t r = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    if (r >= rows) user_error("{}:{}: more than {} rows (the spec needs a {}x{} matrix)", path, lineno, rows, rows, cols);
+    std::istringstream ls(line);
+    std::string tok;
+    uint32_t c = 0;
+    while (std::getline(ls, tok, ',')) {
+      tok = trim(tok);
+      if (c >= cols) user_error("{}:{}: row has more than {} columns", path, lineno, cols);
+      uint64_t v = parse_uint(tok, path, lineno);
+      if (!f.valid(v)) user_error("{}:{}: entry {} is not an element of {} (valid: 0..{})", path, lineno, v, f.name(), f.size() - 1);
+      m.at(r, c++) = static_cast<Elem>(v);
+    }
+    if (c != cols) user_error("{}:{}: row has {} columns, the spec needs {}", path, lineno, c, cols);
+    ++r;
+  }
+  if (r != rows) user_error("{}: has {} rows, the spec needs {}", path, r, rows);
+  return m;
+}
+
+}  // namespace
+
+MatrixSpec matrix_from_file(const std::string& path, uint32_t rows, uint32_t cols, const Field& f) {
+  std::ifstream in(path);
+  if (!in) user_error("cannot open matrix file '{}'", path);
+  int first = in.peek();
+  Matrix m;
+  if (first == '%') {
+    m = read_matrix_market(in, path, rows, cols, f);
+  } else {
+    m = read_csv(in, path, rows, cols, f);
+  }
+  return matrix_explicit(std::move(m), f, path);
+}
+
+std::vector<Elem> mul_batch(const Field& f, const Matrix& m, const std::vector<Elem>& xs, uint32_t batch) {
+  COLLPLAN_ASSERT(xs.size() == static_cast<size_t>(batch) * m.rows, "mul_batch: input size");
+  std::vector<Elem> ys(static_cast<size_t>(batch) * m.cols, 0);
+  for (uint32_t b = 0; b < batch; ++b) {
+    const Elem* x = &xs[static_cast<size_t>(b) * m.rows];
+    Elem* y = &ys[static_cast<size_t>(b) * m.cols];
+    for (uint32_t i = 0; i < m.rows; ++i) {
+      if (x[i] == 0) continue;
+      const Elem* row = &m.a[static_cast<size_t>(i) * m.cols];
+      for (uint32_t j = 0; j < m.cols; ++j)
+        if (row[j]) y[j] = f.add(y[j], f.mul(x[i], row[j]));
+    }
+  }
+  return ys;
+}
+
+}  // namespace collplan

@@ -1,0 +1,64 @@
+// Dense matrices over a Field and the matrix families of a spec.
+//
+// Random matrices are reproducible everywhere: entry (i, j) of family
+// "random" with seed s is drawn, row-major, from splitmix64 seeded with s,
+// reduced to the field by rejection sampling (uniform).
+//
+// Matrix files: Matrix Market ("%%MatrixMarket matrix array|coordinate
+// integer general", 1-based coordinates, missing coordinate entries are 0) or
+// CSV (one row per line, comma-separated non-negative integers). Entries must
+// be field elements; a wrong size, a bad token or an out-of-field entry is a
+// UserError naming the file, line and value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "field/field.h"
+#include "ir/spec.h"
+
+namespace collplan {
+
+struct Matrix {
+  uint32_t rows = 0, cols = 0;
+  std::vector<Elem> a;  // row-major
+  Elem& at(uint32_t i, uint32_t j) { return a[static_cast<size_t>(i) * cols + j]; }
+  Elem at(uint32_t i, uint32_t j) const { return a[static_cast<size_t>(i) * cols + j]; }
+  static Matrix zeros(uint32_t r, uint32_t c) { return Matrix{r, c, std::vector<Elem>(static_cast<size_t>(r) * c, 0)}; }
+  friend bool operator==(const Matrix&, const Matrix&) = default;
+};
+
+// splitmix64: the project's one source of reproducible randomness.
+struct SplitMix64 {
+  uint64_t state;
+  explicit SplitMix64(uint64_t seed) : state(seed) {}
+  uint64_t next();
+  Elem uniform(const Field& f);  // uniform element of f
+  Elem nonzero(const Field& f);  // uniform non-zero element of f
+};
+
+// Builds the K×K (rows×cols) matrix a MatrixSpec describes, after checking
+// its parameters against the field (Vandermonde points distinct and in the
+// field, a permutation a bijection, explicit entries in the field).
+Matrix materialize(const MatrixSpec& ms, const Field& f);
+
+// XXH3-128 over (rows, cols, elem_bytes, entries little-endian at the field's
+// element width).
+Digest matrix_digest(const Matrix& m, const Field& f);
+
+// Matrix spec constructors (fill rows/cols/digest).
+MatrixSpec matrix_random(uint32_t n, uint64_t seed, const Field& f);
+MatrixSpec matrix_identity(uint32_t n, const Field& f);
+MatrixSpec matrix_permutation(std::vector<uint32_t> perm, const Field& f);
+MatrixSpec matrix_vandermonde(std::vector<Elem> points, const Field& f);
+MatrixSpec matrix_explicit(Matrix m, const Field& f, std::string source = {});
+// Reads a Matrix Market or CSV file (by content, not name) and checks that it
+// is rows×cols with entries in the field.
+MatrixSpec matrix_from_file(const std::string& path, uint32_t rows, uint32_t cols, const Field& f);
+
+// y = x·M for a batch: xs holds `batch` input vectors of M.rows elements
+// each (vector-major), the result `batch` vectors of M.cols elements.
+std::vector<Elem> mul_batch(const Field& f, const Matrix& m, const std::vector<Elem>& xs, uint32_t batch);
+
+}  // namespace collplan

@@ -1,0 +1,151 @@
+#include "matrix/postcondition.h"
+
+#include "support/error.h"
+
+namespace collplan {
+
+namespace {
+
+void set_offsets(Postcondition& pc) {
+  pc.input_offset.assign(pc.K + 1, 0);
+  pc.output_offset.assign(pc.K + 1, 0);
+  for (uint32_t k = 0; k < pc.K; ++k) {
+    pc.input_offset[k + 1] = pc.input_offset[k] + pc.inputs_per_rank[k];
+    pc.output_offset[k + 1] = pc.output_offset[k] + pc.outputs_per_rank[k];
+  }
+}
+
+void check_matrix_shape(const Spec& s, uint32_t rows, uint32_t cols) {
+  if (s.matrix.rows != rows || s.matrix.cols != cols)
+    user_error("{} on {} processors needs a {}x{} matrix, the spec has {}x{}", op_name(s.op), num_ranks(s), rows, cols,
+               s.matrix.rows, s.matrix.cols);
+}
+
+}  // namespace
+
+Postcondition postcondition(const Spec& s) {
+  validate_spec_basics(s);
+  Postcondition pc;
+  pc.K = num_ranks(s);
+  const uint32_t K = pc.K, n = s.blocks;
+  auto uniform = [&](uint32_t in, uint32_t out) {
+    pc.inputs_per_rank.assign(K, in);
+    pc.outputs_per_rank.assign(K, out);
+  };
+  switch (s.op) {
+    case OpKind::Encode: {
+      check_matrix_shape(s, K, K);
+      uniform(1, 1);
+      set_offsets(pc);
+      pc.map = materialize(s.matrix, s.field);
+      if (matrix_digest(pc.map, s.field) != s.matrix.digest)
+        user_error("the matrix digest in the spec ({}) does not match its entries ({})", s.matrix.digest.hex(),
+                   matrix_digest(pc.map, s.field).hex());
+      return pc;
+    }
+    case OpKind::DecentralizedEncode: {
+      // Systematic [N, K] code, G = [I | A]: sources 0..K-1 hold x_k, sink K+j
+      // gets Σ_k x_k A[k][j].
+      if (s.N <= s.K) user_error("decentralized-encode needs N > K, got N = {}, K = {}", s.N, s.K);
+      check_matrix_shape(s, s.K, s.N - s.K);
+      pc.inputs_per_rank.assign(K, 0);
+      pc.outputs_per_rank.assign(K, 0);
+      for (uint32_t k = 0; k < s.K; ++k) pc.inputs_per_rank[k] = 1;
+      for (uint32_t k = s.K; k < s.N; ++k) pc.outputs_per_rank[k] = 1;
+      set_offsets(pc);
+      pc.map = materialize(s.matrix, s.field);
+      return pc;
+    }
+    case OpKind::Broadcast:
+    case OpKind::Reduce:
+    case OpKind::Allgather:
+    case OpKind::Allgatherv:
+    case OpKind::Allreduce:
+    case OpKind::Prefix:
+      break;
+  }
+  if (s.op == OpKind::Broadcast) {
+    pc.inputs_per_rank.assign(K, 0);
+    pc.inputs_per_rank[s.root] = n;
+    pc.outputs_per_rank.assign(K, n);
+  } else if (s.op == OpKind::Reduce) {
+    pc.inputs_per_rank.assign(K, n);
+    pc.outputs_per_rank.assign(K, 0);
+    pc.outputs_per_rank[s.root] = n;
+  } else if (s.op == OpKind::Allgather) {
+    uniform(n, K * n);
+  } else if (s.op == OpKind::Allgatherv) {
+    uint64_t total = 0;
+    for (uint32_t c : s.counts) total += c;
+    if (total == 0 || total > (1u << 24)) user_error("allgatherv: total block count {} must be in 1..16777216", total);
+    pc.inputs_per_rank = s.counts;
+    pc.outputs_per_rank.assign(K, static_cast<uint32_t>(total));
+  } else if (s.op == OpKind::Allreduce) {
+    uniform(n, n);
+  } else {  // Prefix
+    uniform(1, 1);
+  }
+  set_offsets(pc);
+  pc.map = Matrix::zeros(pc.num_inputs(), pc.num_outputs());
+  for (uint32_t k = 0; k < K; ++k) {
+    const uint32_t o = pc.output_offset[k];
+    switch (s.op) {
+      case OpKind::Broadcast:
+        for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[s.root] + b, o + b) = 1;
+        break;
+      case OpKind::Reduce:
+        if (k == s.root)
+          for (uint32_t src = 0; src < K; ++src)
+            for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[src] + b, o + b) = 1;
+        break;
+      case OpKind::Allgather:
+      case OpKind::Allgatherv:
+        for (uint32_t i = 0; i < pc.num_inputs(); ++i) pc.map.at(i, o + i) = 1;
+        break;
+      case OpKind::Allreduce:
+        for (uint32_t src = 0; src < K; ++src)
+          for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[src] + b, o + b) = 1;
+        break;
+      case OpKind::Prefix:
+        for (uint32_t src = 0; src <= k; ++src) pc.map.at(src, o) = 1;
+        break;
+      default:
+        break;
+    }
+  }
+  return pc;
+}
+
+std::vector<std::vector<std::vector<Elem>>> direct_compute(const Field& f, const Postcondition& pc,
+                                                           const std::vector<std::vector<std::vector<Elem>>>& inputs) {
+  if (inputs.size() != pc.K) user_error("direct_compute: {} ranks of inputs, postcondition has {}", inputs.size(), pc.K);
+  size_t len = SIZE_MAX;
+  std::vector<const std::vector<Elem>*> flat;
+  for (uint32_t k = 0; k < pc.K; ++k) {
+    if (inputs[k].size() != pc.inputs_per_rank[k])
+      user_error("direct_compute: rank {} has {} inputs, needs {}", k, inputs[k].size(), pc.inputs_per_rank[k]);
+    for (const auto& v : inputs[k]) {
+      if (len == SIZE_MAX) len = v.size();
+      if (v.size() != len) user_error("direct_compute: input vectors differ in length ({} vs {})", v.size(), len);
+      flat.push_back(&v);
+    }
+  }
+  if (len == SIZE_MAX) len = 0;
+  std::vector<std::vector<std::vector<Elem>>> out(pc.K);
+  for (uint32_t k = 0; k < pc.K; ++k) {
+    out[k].assign(pc.outputs_per_rank[k], std::vector<Elem>(len, 0));
+    for (uint32_t j = 0; j < pc.outputs_per_rank[k]; ++j) {
+      const uint32_t col = pc.output_offset[k] + j;
+      auto& y = out[k][j];
+      for (uint32_t i = 0; i < pc.num_inputs(); ++i) {
+        const Elem c = pc.map.at(i, col);
+        if (c == 0) continue;
+        const auto& x = *flat[i];
+        for (size_t e = 0; e < len; ++e) y[e] = f.add(y[e], f.mul(c, x[e]));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace collplan

@@ -1,0 +1,44 @@
+// The postcondition of a spec: the linear map the plan must compute,
+// independent of any generator ("what", not "how").
+//
+// Inputs and outputs are numbered rank-major (all of rank 0's, then rank
+// 1's, ...). `map` is num_inputs × num_outputs: output j must equal
+// Σ_i input_i · map[i][j]. Per operation (SPEC §2), with n = spec.blocks:
+//   encode        1 input and 1 output per rank; map = A.
+//   broadcast     root: n inputs; every rank: n outputs (the root's blocks).
+//   reduce        every rank: n inputs; root: n outputs (block-wise sums).
+//   allgather     every rank: n inputs and K·n outputs (all blocks, rank order).
+//   allgatherv    rank k: counts[k] inputs; every rank Σcounts outputs.
+//   allreduce     every rank: n inputs and n outputs (block-wise sums).
+//   prefix        1 input and 1 output per rank; map upper-triangular ones
+//                 (rank k gets v_0 + … + v_k).
+//   decentralized-encode: not built by this module yet (UserError).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/spec.h"
+#include "matrix/matrix.h"
+
+namespace collplan {
+
+struct Postcondition {
+  uint32_t K = 0;
+  std::vector<uint32_t> inputs_per_rank, outputs_per_rank;
+  std::vector<uint32_t> input_offset, output_offset;  // prefix sums, size K+1
+  uint32_t num_inputs() const { return input_offset.back(); }
+  uint32_t num_outputs() const { return output_offset.back(); }
+  Matrix map;
+};
+
+Postcondition postcondition(const Spec& spec);
+
+// The direct computation the runtime is compared against: given every rank's
+// input vectors (inputs[k][i] = ℓ elements, canonical uint32), returns every
+// rank's output vectors, computed straight from the postcondition.
+std::vector<std::vector<std::vector<Elem>>> direct_compute(
+    const Field& f, const Postcondition& post,
+    const std::vector<std::vector<std::vector<Elem>>>& inputs);
+
+}  // namespace collplan

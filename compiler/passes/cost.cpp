@@ -1,0 +1,84 @@
+#include "passes/cost.h"
+
+#include <fmt/format.h>
+
+#include "support/error.h"
+
+namespace collplan::passes {
+
+uint32_t postal_steps_bound(uint64_t n, uint32_t p, uint32_t lambda) {
+  if (n <= 1) return 0;
+  // G(j) grows at least by one per step once j >= λ, so the loop ends; values
+  // are capped to avoid overflow (only the comparison with n matters).
+  std::vector<uint64_t> G;
+  for (uint32_t j = 0;; ++j) {
+    uint64_t g = j < lambda ? 1 : std::min<uint64_t>(G[j - 1] + static_cast<uint64_t>(p) * G[j - lambda], n);
+    G.push_back(g);
+    if (g >= n) return j;
+  }
+}
+
+uint32_t lemma1_bound(uint64_t K, uint32_t p) {
+  uint32_t t = 0;
+  for (uint64_t reach = 1; reach < K; reach *= (p + 1)) ++t;
+  return t;
+}
+
+uint64_t lemma2_bound(uint64_t K, uint32_t p) {
+  // Least integer T >= 0 with p²T² − p(p−2)T + 2(1−K) >= 0, in exact integers.
+  const __int128 pp = p;
+  for (uint64_t T = 0;; ++T) {
+    const __int128 t = T;
+    if (pp * pp * t * t - pp * (pp - 2) * t + 2 * (1 - static_cast<__int128>(K)) >= 0) return T;
+  }
+}
+
+CostReport cost(const ir::Plan& plan) {
+  CostReport c;
+  c.C1 = plan.num_steps;
+  c.step_sizes.assign(plan.num_steps, 0);
+  for (const ir::Program& prog : plan.ranks)
+    for (const ir::Step& st : prog.steps)
+      for (const ir::Send& s : st.sends) {
+        COLLPLAN_ASSERT(st.t >= 1 && st.t <= plan.num_steps, "cost: step out of range (verify first)");
+        auto& sz = c.step_sizes[st.t - 1];
+        sz = std::max<uint64_t>(sz, s.payload.size());
+        ++c.messages;
+        c.elements += s.payload.size();
+      }
+  for (uint64_t s : c.step_sizes) c.C2 += s;
+  const Spec& spec = plan.spec;
+  c.lb_C1 = postal_steps_bound(num_ranks(spec), spec.p, spec.lambda);
+  if (spec.op == OpKind::Encode && spec.lambda == 1) c.lb_C2 = lemma2_bound(spec.K, spec.p);
+  return c;
+}
+
+nlohmann::json cost_json(const CostReport& c) {
+  nlohmann::json j;
+  j["C1"] = c.C1;
+  j["C2"] = c.C2;
+  j["step_sizes"] = c.step_sizes;
+  j["lower_bound_C1"] = c.lb_C1;
+  if (c.lb_C2) j["lower_bound_C2"] = c.lb_C2;
+  j["messages"] = c.messages;
+  j["elements"] = c.elements;
+  return j;
+}
+
+std::string cost_text(const CostReport& c, double beta, double tau, uint64_t len) {
+  std::string s;
+  s += fmt::format("C1 = {} steps   (lower bound {}{})\n", c.C1, c.lb_C1,
+                   c.lb_C1 ? fmt::format(", ratio {:.3f}", double(c.C1) / c.lb_C1) : "");
+  s += fmt::format("C2 = {} elements (", c.C2);
+  if (c.lb_C2)
+    s += fmt::format("Lemma 2 bound {}, ratio {:.3f})\n", c.lb_C2, double(c.C2) / c.lb_C2);
+  else
+    s += "no C2 bound for this operation)\n";
+  s += "step sizes:";
+  for (uint64_t z : c.step_sizes) s += fmt::format(" {}", z);
+  s += fmt::format("\nmessages = {}, elements sent = {}\n", c.messages, c.elements);
+  s += fmt::format("time(beta={}, tau={}, len={}) = {:.6g}\n", beta, tau, len, c.time(beta, tau, len));
+  return s;
+}
+
+}  // namespace collplan::passes

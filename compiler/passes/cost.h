@@ -1,0 +1,47 @@
+// Cost of a plan in the model of SPEC §1, and the lower bounds it is judged
+// against.
+//
+//   C1 = number of steps; C2 = Σ_t (largest message, in elements, sent in
+//   step t by any port of any rank). Time for vectors of ℓ elements:
+//   C1·β + C2·ℓ·τ.
+//
+// Lower bounds reported:
+//   postal   min{t : G(t) >= R}, G(j) = 1 for j < λ, G(j) = G(j−1) + p·G(j−λ)
+//            (postal prefix paper, Thm 1): any operation in which some input
+//            must reach every rank. For λ = 1 it is ⌈log_{p+1} R⌉, the
+//            encode paper's Lemma 1.
+//   lemma2   the least T with p²T² − p(p−2)T + 2(1−K) >= 0 (encode paper,
+//            Lemma 2): C2 of any universal encode algorithm (λ = 1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/plan.h"
+
+namespace collplan::passes {
+
+uint32_t postal_steps_bound(uint64_t n, uint32_t p, uint32_t lambda);
+uint32_t lemma1_bound(uint64_t K, uint32_t p);  // ⌈log_{p+1} K⌉
+uint64_t lemma2_bound(uint64_t K, uint32_t p);
+
+struct CostReport {
+  uint32_t C1 = 0;
+  uint64_t C2 = 0;
+  std::vector<uint64_t> step_sizes;  // per step 1..C1 (0 = nothing sent)
+  uint64_t messages = 0;             // total messages
+  uint64_t elements = 0;             // total elements sent
+  uint32_t lb_C1 = 0;                // postal bound
+  uint64_t lb_C2 = 0;                // Lemma 2 (encode, λ = 1), else 0 = none
+  double time(double beta, double tau, uint64_t len) const { return C1 * beta + static_cast<double>(C2) * len * tau; }
+};
+
+CostReport cost(const ir::Plan& plan);
+nlohmann::json cost_json(const CostReport& c);
+// Multi-line human summary, with ratios to the bounds and the modeled time.
+std::string cost_text(const CostReport& c, double beta, double tau, uint64_t len);
+
+}  // namespace collplan::passes

@@ -1,0 +1,73 @@
+#include "passes/pipeline.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "gen/registry.h"
+#include "passes/drop_zeros.h"
+#include "support/error.h"
+
+namespace collplan::passes {
+
+const std::vector<PassInfo>& pass_registry() {
+  static const std::vector<PassInfo> p = {
+      {"verify", "the checker: structure, exact or randomized algebra against the postcondition (always runs)", true},
+      {"drop-zeros", "remove structurally zero message elements and dead ops (lowers C2 of prepare-and-shoot)", true},
+      {"recode", "replace a universal plan's coefficients for a new matrix, keeping its schedule (collplan recode)", false},
+      {"cost", "C1, C2, per-step sizes, lower bounds (Lemma 1, Lemma 2, postal G)", true},
+  };
+  return p;
+}
+
+void run_pass(const std::string& name, ir::Plan& plan) {
+  if (name == "drop-zeros") {
+    drop_zeros(plan);
+    return;
+  }
+  user_error("unknown optimisation pass '{}' (valid: drop-zeros)", name);
+}
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
+  Spec spec = spec_in;
+  validate_spec_basics(spec);
+  const gen::GeneratorInfo& g = opt.algorithm == "auto" ? gen::choose_generator(spec) : gen::find_generator(opt.algorithm);
+  bool computes = false;
+  for (OpKind op : g.ops) computes |= op == spec.op;
+  if (!computes) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
+  spec.algorithm = g.name;
+  for (const auto& name : opt.passes)
+    if (name != "drop-zeros") user_error("unknown optimisation pass '{}' (valid: drop-zeros)", name);
+
+  CompileResult res;
+  auto t0 = std::chrono::steady_clock::now();
+  res.plan = g.build(spec);
+  res.log.push_back(fmt::format("generate {:<14} {:8.3f} s", g.name, seconds_since(t0)));
+  auto checked = [&](const std::string& stage) {
+    auto t1 = std::chrono::steady_clock::now();
+    try {
+      res.verify = verify(res.plan, opt.verify);
+    } catch (const VerifyError& e) {
+      throw InternalError(fmt::format("internal error: the plan is wrong after {}: {} (this is a bug in collplan)", stage, e.what()));
+    }
+    res.log.push_back(fmt::format("verify after {:<8} {:8.3f} s  ({})", stage, seconds_since(t1), res.verify.describe()));
+  };
+  checked(g.name);
+  res.generator_cost = cost(res.plan);
+  for (const auto& name : opt.passes) {
+    auto t1 = std::chrono::steady_clock::now();
+    run_pass(name, res.plan);
+    res.log.push_back(fmt::format("pass {:<18} {:8.3f} s", name, seconds_since(t1)));
+    checked(name);
+  }
+  res.cost = cost(res.plan);
+  return res;
+}
+
+}  // namespace collplan::passes

@@ -1,0 +1,276 @@
+#include "passes/verify.h"
+
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "matrix/postcondition.h"
+#include "passes/simulate.h"
+#include "support/error.h"
+
+namespace collplan::passes {
+
+const char* mode_name(VerifyMode m) {
+  switch (m) {
+    case VerifyMode::Auto: return "auto";
+    case VerifyMode::Exact: return "exact";
+    case VerifyMode::Randomized: return "randomized";
+  }
+  return "?";
+}
+
+std::string VerifyReport::describe() const {
+  if (mode == VerifyMode::Exact) return "exact (coefficient vectors over all inputs)";
+  return fmt::format("randomized, {} trials (seed {:#x}), false-accept probability <= 2^{:.1f}", trials, seed, error_log2);
+}
+
+namespace {
+
+using namespace ir;
+
+struct SendInfo {
+  Rank to;
+  size_t size;
+  StepNo t;
+  bool matched = false;
+};
+
+void check_combo(const Plan& plan, const Program& prog, StepNo t, const std::vector<Term>& terms, const std::string& where) {
+  for (const Term& term : terms) {
+    if (term.slot >= prog.num_slots)
+      verify_error("rank {} step {}: {} reads slot {}, but the rank has {} slots (valid: 0..{})", prog.rank, t, where,
+                   term.slot, prog.num_slots, prog.num_slots - 1);
+    if (!plan.spec.field.valid(term.coeff))
+      verify_error("rank {} step {}: {} has coefficient {} on slot {}, not an element of {} (valid: 0..{})", prog.rank, t,
+                   where, term.coeff, term.slot, plan.spec.field.name(), plan.spec.field.size() - 1);
+  }
+}
+
+}  // namespace
+
+void verify_structure(const Plan& plan) {
+  const Spec& spec = plan.spec;
+  validate_spec_basics(spec);
+  const Postcondition pc = postcondition(spec);
+  const uint32_t R = num_ranks(spec);
+  if (plan.ranks.size() != R) verify_error("plan has {} rank programs, the spec needs {}", plan.ranks.size(), R);
+  if (plan.num_steps > (1u << 24)) verify_error("plan has {} steps (at most 16777216 supported)", plan.num_steps);
+  const uint64_t P = spec.p, lam = spec.lambda;
+  std::unordered_map<uint64_t, SendInfo> sends;  // key (from, port, t)
+  auto key = [&](Rank from, Port port, StepNo t) { return (static_cast<uint64_t>(t) * R + from) * P + port; };
+
+  for (uint32_t k = 0; k < R; ++k) {
+    const Program& prog = plan.ranks[k];
+    if (prog.rank != k) verify_error("program {} is labelled rank {}", k, prog.rank);
+    if (prog.inputs.size() != pc.inputs_per_rank[k])
+      verify_error("rank {}: has {} input slots, {} needs {}", k, prog.inputs.size(), op_name(spec.op), pc.inputs_per_rank[k]);
+    if (prog.outputs.size() != pc.outputs_per_rank[k])
+      verify_error("rank {}: has {} output slots, {} needs {}", k, prog.outputs.size(), op_name(spec.op), pc.outputs_per_rank[k]);
+    std::vector<uint8_t> defined(prog.num_slots, 0);
+    for (SlotId s : prog.inputs) {
+      if (s >= prog.num_slots) verify_error("rank {}: input slot {} is out of range (the rank has {} slots)", k, s, prog.num_slots);
+      if (defined[s]) verify_error("rank {}: slot {} is used for two inputs", k, s);
+      defined[s] = 1;
+    }
+    for (SlotId s : prog.outputs)
+      if (s >= prog.num_slots) verify_error("rank {}: output slot {} is out of range (the rank has {} slots)", k, s, prog.num_slots);
+
+    StepNo prev = 0;
+    std::vector<StepNo> port_send(P, 0), port_recv(P, 0);
+    std::vector<StepNo> written_at(prog.num_slots, 0);
+    for (const Step& st : prog.steps) {
+      const StepNo t = st.t;
+      if (t <= prev) verify_error("rank {}: step {} comes after step {} (steps must increase)", k, t, prev);
+      if (t < 1 || t > plan.num_steps) verify_error("rank {}: step {} is outside 1..{}", k, t, plan.num_steps);
+      prev = t;
+      // (1) sends read the state at the end of step t−1.
+      for (size_t si = 0; si < st.sends.size(); ++si) {
+        const Send& s = st.sends[si];
+        if (s.port >= P) verify_error("rank {} step {}: send on port {}, but p = {} (valid ports: 0..{})", k, t, s.port, P, P - 1);
+        if (port_send[s.port] == t) verify_error("rank {} step {}: port {} sends twice in one step", k, t, s.port);
+        port_send[s.port] = t;
+        if (s.to >= R) verify_error("rank {} step {} port {}: destination rank {} does not exist (valid: 0..{})", k, t, s.port, s.to, R - 1);
+        if (s.to == k) verify_error("rank {} step {} port {}: sends to itself (a local copy must be an op)", k, t, s.port);
+        if (s.payload.empty()) verify_error("rank {} step {} port {}: empty message to rank {}", k, t, s.port, s.to);
+        for (size_t e = 0; e < s.payload.size(); ++e) {
+          const std::string where = fmt::format("send on port {} (element {})", s.port, e);
+          check_combo(plan, prog, t, s.payload[e].terms, where);
+          for (const Term& term : s.payload[e].terms)
+            if (!defined[term.slot])
+              verify_error("rank {} step {}: {} reads slot {} before it holds a value", k, t, where, term.slot);
+        }
+        if (t + lam - 1 > plan.num_steps)
+          verify_error("rank {} step {} port {}: message to rank {} would arrive in step {}, after the last step {} (still in flight)",
+                       k, t, s.port, s.to, t + lam - 1, plan.num_steps);
+        sends.emplace(key(k, s.port, t), SendInfo{s.to, s.payload.size(), t});
+      }
+      // (2) receives.
+      for (const Recv& r : st.recvs) {
+        if (r.port >= P) verify_error("rank {} step {}: receive on port {}, but p = {} (valid ports: 0..{})", k, t, r.port, P, P - 1);
+        if (port_recv[r.port] == t) verify_error("rank {} step {}: port {} receives twice in one step", k, t, r.port);
+        port_recv[r.port] = t;
+        if (r.from >= R) verify_error("rank {} step {} port {}: source rank {} does not exist (valid: 0..{})", k, t, r.port, r.from, R - 1);
+        if (r.from == k) verify_error("rank {} step {} port {}: receives from itself", k, t, r.port);
+        if (static_cast<uint64_t>(r.sent_at) + lam - 1 != t)
+          verify_error("rank {} step {} port {}: receives a message sent in step {}, but with lambda = {} a message received in step {} was sent in step {} (latency violated)",
+                       k, t, r.port, r.sent_at, lam, t, static_cast<int64_t>(t) - static_cast<int64_t>(lam) + 1);
+        if (r.into.empty()) verify_error("rank {} step {} port {}: empty receive from rank {}", k, t, r.port, r.from);
+        for (SlotId s : r.into) {
+          if (s >= prog.num_slots)
+            verify_error("rank {} step {} port {}: receives into slot {}, but the rank has {} slots", k, t, r.port, s, prog.num_slots);
+          if (written_at[s] == t) verify_error("rank {} step {} port {}: slot {} is written twice by this step's receives", k, t, r.port, s);
+          written_at[s] = t;
+        }
+      }
+      for (const Recv& r : st.recvs)
+        for (SlotId s : r.into) defined[s] = 1;
+      // (3) ops in order.
+      for (size_t oi = 0; oi < st.ops.size(); ++oi) {
+        const Op& op = st.ops[oi];
+        const std::string where = fmt::format("op {} (slot {} := ...)", oi, op.dst);
+        if (op.dst >= prog.num_slots)
+          verify_error("rank {} step {}: op {} writes slot {}, but the rank has {} slots", k, t, oi, op.dst, prog.num_slots);
+        check_combo(plan, prog, t, op.terms, where);
+        for (const Term& term : op.terms)
+          if (!defined[term.slot]) verify_error("rank {} step {}: {} reads slot {} before it holds a value", k, t, where, term.slot);
+        defined[op.dst] = 1;
+      }
+    }
+    for (size_t j = 0; j < prog.outputs.size(); ++j)
+      if (!defined[prog.outputs[j]])
+        verify_error("rank {}: output {} (slot {}) never receives a value", k, j, prog.outputs[j]);
+  }
+
+  // Match every receive with exactly one send.
+  for (uint32_t k = 0; k < R; ++k)
+    for (const Step& st : plan.ranks[k].steps)
+      for (const Recv& r : st.recvs) {
+        auto it = sends.find(key(r.from, r.port, r.sent_at));
+        if (it == sends.end())
+          verify_error("rank {} step {} port {}: receives from rank {} a message sent in step {}, but rank {} sends nothing on port {} in step {}",
+                       k, st.t, r.port, r.from, r.sent_at, r.from, r.port, r.sent_at);
+        SendInfo& si = it->second;
+        if (si.to != k)
+          verify_error("rank {} step {} port {}: expects a message from rank {} (sent in step {}), but that message goes to rank {}",
+                       k, st.t, r.port, r.from, r.sent_at, si.to);
+        if (si.matched)
+          verify_error("rank {} step {} port {}: the message from rank {} sent in step {} is received twice", k, st.t, r.port, r.from, r.sent_at);
+        if (si.size != r.into.size())
+          verify_error("rank {} step {} port {}: receives {} elements from rank {}, but the message sent in step {} has {}",
+                       k, st.t, r.port, r.into.size(), r.from, r.sent_at, si.size);
+        si.matched = true;
+      }
+  for (const auto& [kk, si] : sends)
+    if (!si.matched) {
+      const uint64_t port = kk % P, from = (kk / P) % R;
+      verify_error("rank {} step {} port {}: the message to rank {} is never received (rank {} has no receive on port {} in step {})",
+                   from, si.t, port, si.to, si.to, port, si.t + lam - 1);
+    }
+}
+
+namespace {
+
+// Linear evaluation domain: each slot is a vector of W field elements.
+struct LinearDomain {
+  using Value = std::vector<Elem>;
+  const Field& f;
+  const Postcondition& pc;
+  uint32_t W;
+  const std::vector<Elem>* random_inputs;  // randomized: W values per global input; exact: nullptr
+
+  Value undefined() { return {}; }
+  Value input(Rank k, uint32_t i) {
+    const uint32_t g = pc.input_offset[k] + i;
+    Value v(W, 0);
+    if (random_inputs)
+      for (uint32_t w = 0; w < W; ++w) v[w] = (*random_inputs)[static_cast<size_t>(w) * pc.num_inputs() + g];
+    else
+      v[g] = 1;
+    return v;
+  }
+  Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
+    Value acc(W, 0);
+    for (const Term& t : terms) {
+      if (t.coeff == 0) continue;
+      const Value& v = slots[t.slot];
+      if (t.coeff == 1)
+        for (uint32_t w = 0; w < W; ++w) acc[w] = f.add(acc[w], v[w]);
+      else
+        for (uint32_t w = 0; w < W; ++w)
+          if (v[w]) acc[w] = f.add(acc[w], f.mul(t.coeff, v[w]));
+    }
+    return acc;
+  }
+};
+
+struct ExactCheck : LinearDomain {
+  const Plan& plan;
+  void on_end(Rank k, const std::vector<Value>& slots) {
+    const Program& prog = plan.ranks[k];
+    for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
+      const uint32_t col = pc.output_offset[k] + j;
+      const Value& v = slots[prog.outputs[j]];
+      for (uint32_t i = 0; i < pc.num_inputs(); ++i)
+        if (v[i] != pc.map.at(i, col)) {
+          uint32_t src = 0;
+          while (pc.input_offset[src + 1] <= i) ++src;
+          verify_error("rank {} output {} (slot {}) is wrong: its coefficient on input {} (rank {} input {}) is {}, the postcondition needs {}",
+                       k, j, prog.outputs[j], i, src, i - pc.input_offset[src], v[i], pc.map.at(i, col));
+        }
+    }
+  }
+};
+
+struct RandomCheck : LinearDomain {
+  const Plan& plan;
+  const std::vector<Elem>& expected;  // W vectors of num_outputs
+  void on_end(Rank k, const std::vector<Value>& slots) {
+    const Program& prog = plan.ranks[k];
+    for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
+      const uint32_t col = pc.output_offset[k] + j;
+      const Value& v = slots[prog.outputs[j]];
+      for (uint32_t w = 0; w < W; ++w) {
+        const Elem e = expected[static_cast<size_t>(w) * pc.num_outputs() + col];
+        if (v[w] != e)
+          verify_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition gives {}",
+                       k, j, prog.outputs[j], w, v[w], e);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+VerifyReport verify(const Plan& plan, const VerifyOptions& opt) {
+  verify_structure(plan);
+  const Postcondition pc = postcondition(plan.spec);
+  const Field& f = plan.spec.field;
+  VerifyReport rep;
+  rep.mode = opt.mode;
+  if (rep.mode == VerifyMode::Auto) {
+    uint64_t max_slots = 0;
+    for (const Program& p : plan.ranks) max_slots = std::max<uint64_t>(max_slots, p.num_slots);
+    const uint64_t cells = max_slots * plan.ranks.size() * pc.num_inputs();
+    rep.mode = cells <= (1ull << 25) ? VerifyMode::Exact : VerifyMode::Randomized;
+  }
+  if (rep.mode == VerifyMode::Exact) {
+    rep.error_log2 = -INFINITY;
+    ExactCheck dom{{f, pc, pc.num_inputs(), nullptr}, plan};
+    simulate(plan, dom);
+    return rep;
+  }
+  const double bits = std::log2(static_cast<double>(f.size()));
+  rep.trials = opt.trials ? opt.trials : static_cast<uint32_t>(std::ceil(40.0 / bits));
+  rep.seed = opt.seed;
+  rep.error_log2 = -bits * rep.trials;
+  SplitMix64 rng(opt.seed);
+  std::vector<Elem> xs(static_cast<size_t>(rep.trials) * pc.num_inputs());
+  for (auto& x : xs) x = rng.uniform(f);
+  const std::vector<Elem> expected = mul_batch(f, pc.map, xs, rep.trials);
+  RandomCheck dom{{f, pc, rep.trials, &xs}, plan, expected};
+  simulate(plan, dom);
+  return rep;
+}
+
+}  // namespace collplan::passes

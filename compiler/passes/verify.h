@@ -1,0 +1,51 @@
+// The checker: proves a plan computes its spec's postcondition within the
+// model's rules. It is a pass every other pass keeps green (the pipeline
+// runs it after the generator and after every pass), and the engine of
+// `collplan check`. Verification cannot be switched off.
+//
+// verify_structure() checks the rules of plan.h: rank/slot/port bounds, at
+// most one send and one receive per port per step, no send to oneself, every
+// send matched by exactly one receive at step t+λ−1 on the same port with the
+// same size (and vice versa), no message in flight after the last step,
+// no slot read before it is written, outputs written, coefficients in the
+// field. verify() adds the algebra:
+//   exact       every slot as a coefficient vector over all inputs; the
+//               outputs must equal the postcondition's columns. A proof.
+//   randomized  s independent uniformly random input vectors; a plan whose
+//               map differs from the postcondition passes one trial with
+//               probability exactly 1/q (its error is a non-zero linear form,
+//               Schwartz–Zippel with degree 1), so all s with probability
+//               <= q^−s. s is chosen so that q^−s <= 2^−40 unless given.
+//   auto        exact when ranks·slots·inputs <= 2^25 cells, else randomized.
+// Every failure is a VerifyError whose message names rank, step, port, slot.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/plan.h"
+
+namespace collplan::passes {
+
+enum class VerifyMode { Auto, Exact, Randomized };
+
+struct VerifyOptions {
+  VerifyMode mode = VerifyMode::Auto;
+  uint32_t trials = 0;  // randomized: 0 = the least s with q^−s <= 2^−40
+  uint64_t seed = 0x636f6c6c706c616eull;
+};
+
+struct VerifyReport {
+  VerifyMode mode = VerifyMode::Exact;  // the mode actually used
+  uint32_t trials = 0;
+  uint64_t seed = 0;
+  double error_log2 = 0;  // log2 of the false-accept bound (−inf for exact)
+  std::string describe() const;  // "exact" / "randomized, 5 trials, false-accept probability <= 2^-40.0"
+};
+
+void verify_structure(const ir::Plan& plan);
+VerifyReport verify(const ir::Plan& plan, const VerifyOptions& opt = {});
+
+const char* mode_name(VerifyMode m);
+
+}  // namespace collplan::passes
