@@ -77,7 +77,9 @@ std::string cost_text(const CostReport& c, double beta, double tau, uint64_t len
   s += "step sizes:";
   for (uint64_t z : c.step_sizes) s += fmt::format(" {}", z);
   s += fmt::format("\nmessages = {}, elements sent = {}\n", c.messages, c.elements);
-  s += fmt::format("time(beta={}, tau={}, len={}) = {:.6g}\n", beta, tau, len, c.time(beta, tau, len));
+  if (beta != 0 || tau != 0)
+    s += fmt::format("modeled time C1*beta + C2*len*tau (beta={}, tau={}, len={}) = {:.6g}\n", beta, tau, len,
+                     c.time(beta, tau, len));
   return s;
 }
 

@@ -1,0 +1,464 @@
+// collplan — the command-line driver. Each subcommand is a straight list of
+// steps over the library: parse the spec, compile, verify, write; or load,
+// check, print; or load, replay, compare.
+//
+// Exit status: 0 success; 1 the plan is wrong (checker or replay mismatch);
+// 2 bad input (spec, file, flags); 3 internal error (a collplan bug).
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gen/prepare_shoot.h"
+#include "gen/registry.h"
+#include "ir/binary.h"
+#include "ir/json.h"
+#include "ir/text.h"
+#include "matrix/matrix.h"
+#include "passes/cost.h"
+#include "passes/pipeline.h"
+#include "passes/recode.h"
+#include "passes/verify.h"
+#include "runtime/replay.h"
+#include "support/error.h"
+
+using namespace collplan;
+
+namespace {
+
+// ---- spec from flags or a spec file ----------------------------------------
+
+struct SpecFlags {
+  std::string spec_file;
+  std::string op = "encode";
+  uint32_t K = 0, p = 1, lambda = 1;
+  std::string field = "gf256";
+  std::string matrix = "random";
+  uint64_t seed = 1;
+  std::string points, perm, matrix_file;
+};
+
+std::vector<uint64_t> parse_list(const std::string& text, const char* what) {
+  std::vector<uint64_t> v;
+  std::stringstream ss(text);
+  for (std::string tok; std::getline(ss, tok, ',');) {
+    size_t pos = 0;
+    uint64_t x = 0;
+    try {
+      x = std::stoull(tok, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    if (pos == 0 || pos != tok.size() || tok.find('-') != std::string::npos)
+      user_error("--{}: '{}' is not a non-negative integer (expected a comma-separated list)", what, tok);
+    v.push_back(x);
+  }
+  return v;
+}
+
+MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f) {
+  if (sf.matrix == "random") return matrix_random(K, sf.seed, f);
+  if (sf.matrix == "identity") return matrix_identity(K, f);
+  if (sf.matrix == "permutation") {
+    std::vector<uint32_t> perm;
+    if (sf.perm.empty()) {  // a seeded random permutation
+      perm.resize(K);
+      for (uint32_t i = 0; i < K; ++i) perm[i] = i;
+      SplitMix64 rng(sf.seed);
+      for (uint32_t i = K; i > 1; --i) std::swap(perm[i - 1], perm[rng.next() % i]);
+    } else {
+      for (uint64_t x : parse_list(sf.perm, "perm")) perm.push_back(static_cast<uint32_t>(std::min<uint64_t>(x, UINT32_MAX)));
+      if (perm.size() != K) user_error("--perm has {} entries, K = {} needs {}", perm.size(), K, K);
+    }
+    return matrix_permutation(std::move(perm), f);
+  }
+  if (sf.matrix == "vandermonde") {
+    std::vector<Elem> pts;
+    if (sf.points.empty()) {  // 1, g, g^2, ...: distinct while K <= q-1
+      if (K > f.size() - 1)
+        user_error("a Vandermonde matrix with default points needs K <= q-1 = {}, got K = {} (give --points)", f.size() - 1, K);
+      Elem x = 1;
+      for (uint32_t i = 0; i < K; ++i, x = f.mul(x, f.generator())) pts.push_back(x);
+    } else {
+      for (uint64_t x : parse_list(sf.points, "points")) {
+        f.check(x, "--points entry");
+        pts.push_back(static_cast<Elem>(x));
+      }
+      if (pts.size() != K) user_error("--points has {} entries, K = {} needs {}", pts.size(), K, K);
+    }
+    return matrix_vandermonde(std::move(pts), f);
+  }
+  if (sf.matrix == "file") {
+    if (sf.matrix_file.empty()) user_error("--matrix file needs --matrix-file PATH (Matrix Market or CSV)");
+    return matrix_from_file(sf.matrix_file, K, K, f);
+  }
+  user_error("unknown matrix '{}' (valid: random, vandermonde, identity, permutation, file)", sf.matrix);
+}
+
+// A spec file is a small JSON object with the same names as the flags:
+// {"op": "encode", "K": 16, "p": 2, "lambda": 1, "field": "gf256",
+//  "matrix": "random", "seed": 7, "points": "1,2,3", "matrix_file": "A.mtx"}.
+// Flags given on the command line override it.
+void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
+  std::ifstream in(sf.spec_file);
+  if (!in) user_error("cannot open spec file '{}'", sf.spec_file);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    user_error("spec file '{}' is not valid JSON: {}", sf.spec_file, e.what());
+  }
+  if (!j.is_object()) user_error("spec file '{}' must hold a JSON object", sf.spec_file);
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  try {
+    for (auto& [key, val] : j.items()) {
+      if (key == "op" && !given("--op")) sf.op = val.get<std::string>();
+      else if (key == "K" && !given("--K")) sf.K = val.get<uint32_t>();
+      else if (key == "p" && !given("--p")) sf.p = val.get<uint32_t>();
+      else if (key == "lambda" && !given("--lambda")) sf.lambda = val.get<uint32_t>();
+      else if (key == "field" && !given("--field")) sf.field = val.get<std::string>();
+      else if (key == "matrix" && !given("--matrix")) sf.matrix = val.get<std::string>();
+      else if (key == "seed" && !given("--seed")) sf.seed = val.get<uint64_t>();
+      else if (key == "points" && !given("--points")) sf.points = val.get<std::string>();
+      else if (key == "perm" && !given("--perm")) sf.perm = val.get<std::string>();
+      else if (key == "matrix_file" && !given("--matrix-file")) sf.matrix_file = val.get<std::string>();
+      else if (key != "op" && key != "K" && key != "p" && key != "lambda" && key != "field" && key != "matrix" &&
+               key != "seed" && key != "points" && key != "perm" && key != "matrix_file")
+        user_error("spec file '{}': unknown key '{}' (valid: op, K, p, lambda, field, matrix, seed, points, perm, matrix_file)",
+                   sf.spec_file, key);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    user_error("spec file '{}': a value has the wrong type: {}", sf.spec_file, e.what());
+  }
+}
+
+Spec build_spec(const SpecFlags& sf) {
+  Spec s;
+  s.op = parse_op(sf.op);
+  s.K = sf.K;
+  s.p = sf.p;
+  s.lambda = sf.lambda;
+  s.field = Field::parse(sf.field);
+  if (sf.K == 0) user_error("--K is required (the number of processors, K >= 2)");
+  validate_spec_basics(s);
+  if (s.op == OpKind::Encode) s.matrix = build_matrix(sf, s.K, s.field);
+  return s;
+}
+
+void add_spec_flags(CLI::App* c, SpecFlags& sf) {
+  c->add_option("--spec", sf.spec_file, "spec file (JSON with the keys below; flags override it)");
+  c->add_option("--op", sf.op, "operation: encode | decentralized-encode | broadcast | reduce | allgather | allgatherv | allreduce | prefix")
+      ->capture_default_str();
+  c->add_option("--K", sf.K, "number of processors (K >= 2)");
+  c->add_option("--p", sf.p, "ports per processor (p >= 1)")->capture_default_str();
+  c->add_option("--lambda", sf.lambda, "postal latency (lambda >= 1; 1 = synchronous rounds)")->capture_default_str();
+  c->add_option("--field", sf.field, "gf256 | gf65536 | prime:Q (prime Q < 2^31)")->capture_default_str();
+  c->add_option("--matrix", sf.matrix, "random | vandermonde | identity | permutation | file")->capture_default_str();
+  c->add_option("--seed", sf.seed, "seed of a random matrix or permutation")->capture_default_str();
+  c->add_option("--points", sf.points, "Vandermonde points, comma-separated (default 1, g, g^2, ...)");
+  c->add_option("--perm", sf.perm, "permutation: rank k gets x_{perm[k]}, comma-separated (default: random from --seed)");
+  c->add_option("--matrix-file", sf.matrix_file, "matrix file for --matrix file (Matrix Market array/coordinate, or CSV)");
+}
+
+// ---- plan files --------------------------------------------------------------
+
+bool is_binary_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) user_error("cannot open plan file '{}'", path);
+  uint8_t buf[16] = {};
+  in.read(reinterpret_cast<char*>(buf), sizeof buf);
+  return ir::looks_like_binary_plan(buf, static_cast<size_t>(in.gcount()));
+}
+
+ir::Plan load_plan(const std::string& path) {
+  return is_binary_file(path) ? ir::read_binary(path) : ir::read_json_file(path);
+}
+
+// ---- subcommands -------------------------------------------------------------
+
+struct Costing {
+  double beta = 0.0, tau = 0.0;  // both 0: no modeled time is printed
+  uint64_t len = 1;
+};
+
+void print_cost(const passes::CostReport& c, const Costing& m, const passes::CostReport* before) {
+  std::cout << passes::cost_text(c, m.beta, m.tau, m.len);
+  if (before && before->C2 != c.C2)
+    std::cout << fmt::format("(generator's schedule before optimisation: C1 = {}, C2 = {})\n", before->C1, before->C2);
+}
+
+int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
+                const std::string& json_out, bool with_matrix, bool quiet, const Costing& m) {
+  const Spec spec = build_spec(sf);
+  passes::CompileOptions opt;
+  opt.algorithm = algorithm;
+  opt.passes.clear();
+  if (passes_csv != "none" && !passes_csv.empty()) {
+    std::stringstream ss(passes_csv);
+    for (std::string p; std::getline(ss, p, ',');) opt.passes.push_back(p);
+  }
+  const auto res = passes::compile(spec, opt);
+  if (!quiet)
+    for (const auto& line : res.log) std::cerr << "  " << line << "\n";
+  if (!out.empty()) ir::write_binary(res.plan, out);
+  if (!json_out.empty()) ir::write_json_file(res.plan, json_out, with_matrix, passes::cost_json(res.cost));
+  std::cout << fmt::format("plan: {} K={} p={} lambda={} field={} matrix={} algorithm={}\n", op_name(spec.op), spec.K,
+                           spec.p, spec.lambda, spec.field.name(), res.plan.spec.matrix.family, res.plan.spec.algorithm);
+  std::cout << fmt::format("verified: {}\n", res.verify.describe());
+  print_cost(res.cost, m, &res.generator_cost);
+  if (!out.empty()) std::cout << fmt::format("wrote {} (digest {})\n", out, ir::plan_digest(res.plan).hex());
+  if (!json_out.empty()) std::cout << fmt::format("wrote {}\n", json_out);
+  return 0;
+}
+
+int cmd_check(const std::string& path, const std::string& mode, uint32_t trials, std::optional<uint64_t> seed, bool json,
+              const Costing& m) {
+  const ir::Plan plan = load_plan(path);
+  passes::VerifyOptions vo;
+  if (mode == "exact") vo.mode = passes::VerifyMode::Exact;
+  else if (mode == "randomized") vo.mode = passes::VerifyMode::Randomized;
+  else vo.mode = passes::VerifyMode::Auto;
+  vo.trials = trials;
+  // A fresh seed per run unless given: a fixed seed would let a crafted
+  // plan pass the randomized check on purpose.
+  vo.seed = seed ? *seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  const auto rep = passes::verify(plan, vo);
+  const auto c = passes::cost(plan);
+  if (json) {
+    nlohmann::json j;
+    j["ok"] = true;
+    j["verification"] = rep.describe();
+    j["cost"] = passes::cost_json(c);
+    j["digest"] = ir::plan_digest(plan).hex();
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: OK — {} K={} p={} lambda={} field={} algorithm={}\n", path, op_name(plan.spec.op),
+                           plan.spec.K, plan.spec.p, plan.spec.lambda, plan.spec.field.name(), plan.spec.algorithm);
+  std::cout << fmt::format("structure: OK (ports, matching, postal timing, read-before-write, bounds)\n");
+  std::cout << fmt::format("algebra:   OK, {}\n", rep.describe());
+  print_cost(c, m, nullptr);
+  return 0;
+}
+
+int cmd_show(const std::string& path, std::optional<uint32_t> rank) {
+  if (rank && is_binary_file(path)) {
+    // One rank alone, as a device would load it.
+    ir::PlanHeader hdr;
+    ir::Program prog = ir::read_rank(path, *rank, &hdr);
+    ir::Plan one = ir::make_plan(hdr.spec, hdr.num_steps);
+    one.ranks[*rank] = std::move(prog);
+    std::cout << ir::to_text(one, *rank);
+    return 0;
+  }
+  const ir::Plan plan = load_plan(path);
+  if (rank && *rank >= plan.ranks.size())
+    user_error("--rank {} does not exist (valid: 0..{})", *rank, plan.ranks.size() - 1);
+  std::cout << ir::to_text(plan, rank);
+  return 0;
+}
+
+int cmd_run(const std::string& path, uint64_t len, uint64_t seed, uint32_t reps) {
+  if (len == 0) user_error("--len 0: vectors need at least one element");
+  if (reps == 0) user_error("--reps 0: at least one repetition");
+  const ir::Plan plan = load_plan(path);
+  passes::verify(plan);  // never replay an unchecked plan
+  const auto rep = rt::replay_and_compare(plan, len, seed, reps);
+  std::cout << fmt::format("replayed {} K={} p={} lambda={} field={} on {} in-process ranks, len = {} elements\n",
+                           op_name(plan.spec.op), plan.spec.K, plan.spec.p, plan.spec.lambda, plan.spec.field.name(),
+                           plan.ranks.size(), len);
+  std::cout << fmt::format("time: median {:.6f} s, min {:.6f} s over {} runs; throughput {:.3f} GB/s of input\n",
+                           rep.seconds_median, rep.seconds_min, rep.reps, rep.throughput_gbps);
+  if (!rep.equal) {
+    std::cout << "MISMATCH against the direct computation: " << rep.first_mismatch << "\n";
+    return 1;
+  }
+  std::cout << "output: every byte equals the direct computation of the postcondition\n";
+  return 0;
+}
+
+int cmd_list() {
+  std::cout << "generators:\n";
+  for (const auto& g : gen::generators()) {
+    std::string ops;
+    for (OpKind op : g.ops) ops += std::string(ops.empty() ? "" : ",") + op_name(op);
+    std::cout << fmt::format("  {:<16} [{}] {}\n", g.name, ops, g.description);
+  }
+  std::cout << "passes:\n";
+  for (const auto& p : passes::pass_registry())
+    std::cout << fmt::format("  {:<16} {}{}\n", p.name, p.description, p.in_default_pipeline ? "" : " (on request)");
+  std::cout << "fields:\n"
+               "  gf256            GF(2^8), polynomial 0x11D (ISA-L's)\n"
+               "  gf65536          GF(2^16), polynomial 0x1100B\n"
+               "  prime:Q          GF(Q) for a prime 2 <= Q < 2^31, e.g. prime:65537\n";
+  std::cout << "operations:\n ";
+  for (OpKind op : all_ops()) std::cout << " " << op_name(op);
+  std::cout << "\n";
+  return 0;
+}
+
+int cmd_bound(uint32_t K, uint32_t p, uint32_t lambda) {
+  Spec s;
+  s.K = K;
+  s.p = p;
+  s.lambda = lambda;
+  validate_spec_basics(s);
+  std::cout << fmt::format("K = {}, p = {}, lambda = {}\n", K, p, lambda);
+  std::cout << fmt::format("steps for any input to reach every processor: min{{t : G(t) >= K}} = {}\n",
+                           passes::postal_steps_bound(K, p, lambda));
+  std::cout << fmt::format("universal encode, C1 >= ceil(log_(p+1) K) = {} (Lemma 1, lambda = 1)\n", passes::lemma1_bound(K, p));
+  std::cout << fmt::format("universal encode, C2 >= {} (Lemma 2)\n", passes::lemma2_bound(K, p));
+  const auto sh = gen::prepare_shoot_shape(K, p);
+  std::cout << fmt::format("prepare-and-shoot achieves C1 = {}, C2 = {} (paper schedule, lambda = 1)\n", sh.C1(), sh.C2());
+  return 0;
+}
+
+int cmd_import(const std::string& in, const std::string& out) {
+  const ir::Plan plan = ir::read_json_file(in);
+  const auto rep = passes::verify(plan);
+  ir::write_binary(plan, out);
+  std::cout << fmt::format("{}: checked ({}), wrote {} (digest {})\n", in, rep.describe(), out, ir::plan_digest(plan).hex());
+  return 0;
+}
+
+int cmd_export(const std::string& in, const std::string& out, bool with_matrix) {
+  const ir::Plan plan = load_plan(in);
+  ir::write_json_file(plan, out, with_matrix, passes::cost_json(passes::cost(plan)));
+  std::cout << fmt::format("wrote {}\n", out);
+  return 0;
+}
+
+int cmd_recode(const std::string& in, const SpecFlags& sf, const std::string& out) {
+  ir::Plan plan = load_plan(in);
+  passes::verify_structure(plan);
+  const MatrixSpec ms = build_matrix(sf, plan.spec.matrix.rows, plan.spec.field);
+  passes::recode(plan, ms);
+  const auto rep = passes::verify(plan);
+  ir::write_binary(plan, out);
+  std::cout << fmt::format("re-coded {} for matrix {} ({}), wrote {}\n", in, ms.family, rep.describe(), out);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"collplan — offline schedule compiler for (coded) collective communication.\n"
+               "Compiles a spec (operation, K, p, lambda, field, matrix) into a verified per-processor plan,\n"
+               "checks plans against their postcondition and lower bounds, and replays them in-process."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "collplan 0.1.0");
+
+  SpecFlags sf;
+  std::string algorithm = "auto", passes_csv = "drop-zeros", out, json_out;
+  bool with_matrix = false, quiet = false, json = false;
+  Costing costing;
+  auto add_costing = [&](CLI::App* c) {
+    c->add_option("--beta", costing.beta, "start-up time per step, for the modeled time")->capture_default_str();
+    c->add_option("--tau", costing.tau, "time per element, for the modeled time")->capture_default_str();
+    c->add_option("--cost-len", costing.len, "elements per vector, for the modeled time")->capture_default_str();
+  };
+
+  auto* compile = app.add_subcommand("compile", "compile a spec into a verified plan (.cplan and/or JSON)");
+  add_spec_flags(compile, sf);
+  compile->add_option("--algorithm", algorithm, "generator, or auto (see `collplan list`)")->capture_default_str();
+  compile->add_option("--passes", passes_csv, "optimisation passes, comma-separated, or none")->capture_default_str();
+  compile->add_option("-o,--output", out, "write the binary plan here");
+  compile->add_option("--json", json_out, "write the JSON plan here");
+  compile->add_flag("--with-matrix", with_matrix, "include the matrix entries in the JSON");
+  compile->add_flag("-q,--quiet", quiet, "no per-stage progress on stderr");
+  add_costing(compile);
+
+  std::string path, mode = "auto";
+  uint32_t trials = 0;
+  std::optional<uint64_t> check_seed;
+  auto* check = app.add_subcommand("check", "check a plan file (binary or JSON): structure, algebra, cost vs lower bounds");
+  check->add_option("plan", path, "plan file (.cplan or .json)")->required();
+  check->add_option("--mode", mode, "auto | exact | randomized")->check(CLI::IsMember({"auto", "exact", "randomized"}))->capture_default_str();
+  check->add_option("--trials", trials, "randomized trials (default: enough for a 2^-40 false-accept bound)");
+  check->add_option("--seed", check_seed, "seed of the randomized check (default: fresh each run)");
+  check->add_flag("--json", json, "print the report as JSON");
+  add_costing(check);
+
+  std::optional<uint32_t> rank;
+  auto* show = app.add_subcommand("show", "print a plan as text (all ranks, or one)");
+  show->add_option("plan", path, "plan file (.cplan or .json)")->required();
+  show->add_option("--rank", rank, "only this rank (read alone from a .cplan)");
+
+  uint64_t len = 4096, run_seed = 1;
+  uint32_t reps = 5;
+  auto* run = app.add_subcommand("run", "replay a plan on all ranks in-process and compare with a direct computation");
+  run->add_option("plan", path, "plan file (.cplan or .json)")->required();
+  run->add_option("--len", len, "elements per vector (chosen at run time)")->capture_default_str();
+  run->add_option("--seed", run_seed, "seed of the random inputs")->capture_default_str();
+  run->add_option("--reps", reps, "timed repetitions")->capture_default_str();
+
+  auto* list = app.add_subcommand("list", "list generators, passes, fields and operations");
+
+  uint32_t bK = 0, bp = 1, blam = 1;
+  auto* bound = app.add_subcommand("bound", "lower bounds for K processors, p ports, latency lambda");
+  bound->add_option("--K", bK, "processors")->required();
+  bound->add_option("--p", bp, "ports")->capture_default_str();
+  bound->add_option("--lambda", blam, "postal latency")->capture_default_str();
+
+  auto* import = app.add_subcommand("import", "check a JSON plan and write it as a binary plan");
+  import->add_option("plan", path, "JSON plan")->required();
+  import->add_option("-o,--output", out, "binary plan to write")->required();
+
+  auto* exportc = app.add_subcommand("export", "write a plan as JSON (SPEC 5.3 shape)");
+  exportc->add_option("plan", path, "plan file")->required();
+  exportc->add_option("-o,--output", out, "JSON file to write")->required();
+  exportc->add_flag("--with-matrix", with_matrix, "include the matrix entries");
+
+  SpecFlags rf;
+  auto* recode = app.add_subcommand("recode", "put a new matrix into a universal plan, keeping its schedule");
+  recode->add_option("plan", path, "plan file")->required();
+  recode->add_option("--matrix", rf.matrix, "random | vandermonde | identity | permutation | file")->capture_default_str();
+  recode->add_option("--seed", rf.seed, "seed of a random matrix")->capture_default_str();
+  recode->add_option("--points", rf.points, "Vandermonde points");
+  recode->add_option("--perm", rf.perm, "permutation");
+  recode->add_option("--matrix-file", rf.matrix_file, "matrix file (Matrix Market or CSV)");
+  recode->add_option("-o,--output", out, "binary plan to write")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  try {
+    if (*compile) {
+      if (!sf.spec_file.empty()) apply_spec_file(sf, *compile);
+      return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, costing);
+    }
+    if (*check) return cmd_check(path, mode, trials, check_seed, json, costing);
+    if (*show) return cmd_show(path, rank);
+    if (*run) return cmd_run(path, len, run_seed, reps);
+    if (*list) return cmd_list();
+    if (*bound) return cmd_bound(bK, bp, blam);
+    if (*import) return cmd_import(path, out);
+    if (*exportc) return cmd_export(path, out, with_matrix);
+    if (*recode) return cmd_recode(path, rf, out);
+  } catch (const VerifyError& e) {
+    std::cerr << "collplan: plan rejected: " << e.what() << "\n";
+    return 1;
+  } catch (const UserError& e) {
+    std::cerr << "collplan: error: " << e.what() << "\n";
+    return 2;
+  } catch (const InternalError& e) {
+    std::cerr << "collplan: " << e.what() << "\n";
+    return 3;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "collplan: out of memory\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "collplan: internal error: " << e.what() << " (this is a bug in collplan)\n";
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every Debian package collplan needs (when missing) and builds it.
+#   scripts/setup.sh [BUILD_DIR] [extra cmake args...]
+# Default build directory: build/. Safe to run again: it only installs what
+# is missing and rebuilds incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(build-essential cmake ninja-build pkg-config git
+          catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libboost-graph-dev
+          libisal-dev libxxhash-dev)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR="${1:-build}"
+shift || true
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"

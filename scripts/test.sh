@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Sets up and runs the whole test suite: the quick and slow tiers of the
+# optimised build, then the quick tier again under AddressSanitizer and
+# UndefinedBehaviorSanitizer.
+#   scripts/test.sh            everything
+#   scripts/test.sh --quick    quick tier of the optimised build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=$(nproc)
+
+bash scripts/setup.sh build
+echo "== tests (quick tier)"
+ctest --test-dir build -L quick -j "$JOBS" --output-on-failure
+[ "${1:-}" = "--quick" ] && exit 0
+
+echo "== tests (slow tier)"
+ctest --test-dir build -L slow -j "$JOBS" --output-on-failure
+
+echo "== tests under ASan + UBSan (quick tier)"
+bash scripts/setup.sh build-asan -DCOLLPLAN_SANITIZE=ON -DCOLLPLAN_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -L quick -j "$JOBS" --output-on-failure
