@@ -1,0 +1,186 @@
+// The collplan CLI end to end: the main job works, and bad input gets a clear
+// message naming the bad value and a non-zero exit status, never a crash.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status;
+  std::string output;  // stdout and stderr together
+};
+
+Result cli(const std::string& args) {
+  const std::string cmd = std::string(COLLPLAN_CLI) + " " + args + " 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  const int st = pclose(f);
+  REQUIRE(WIFEXITED(st));  // a signal (crash) is a failure
+  return {WEXITSTATUS(st), out};
+}
+
+std::filesystem::path scratch() {
+  auto d = std::filesystem::temp_directory_path() / ("collplan-cli-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+void expect_error(const std::string& args, int status, const std::string& needle) {
+  INFO("collplan " << args);
+  const Result r = cli(args);
+  INFO(r.output);
+  CHECK(r.status == status);
+  CHECK(r.output.find(needle) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("cli: compile, check, show, run, recode, export/import round trip", "[cli]") {
+  const auto d = scratch();
+  const std::string plan = (d / "a.cplan").string(), json = (d / "a.json").string();
+  Result r = cli("compile --op encode --K 16 --p 2 --field gf256 --matrix random --seed 7 -q -o " + plan + " --json " + json);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("C1 = 3") != std::string::npos);
+  CHECK(r.output.find("C2 = 5") != std::string::npos);
+  r = cli("check " + plan);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("OK") != std::string::npos);
+  r = cli("check " + json + " --mode randomized --seed 5");
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("randomized") != std::string::npos);
+  r = cli("show " + plan + " --rank 3");
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("rank 3") != std::string::npos);
+  CHECK(r.output.find("rank 4") == std::string::npos);
+  r = cli("run " + plan + " --len 4099 --reps 2");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("every byte equals") != std::string::npos);
+  const std::string re = (d / "b.cplan").string();
+  r = cli("recode " + plan + " --matrix random --seed 99 -o " + re);
+  REQUIRE(r.status == 0);
+  REQUIRE(cli("check " + re).status == 0);
+  REQUIRE(cli("run " + re + " --len 7 --reps 1").status == 0);
+  const std::string j2 = (d / "b.json").string(), c2 = (d / "c.cplan").string();
+  REQUIRE(cli("export " + re + " -o " + j2 + " --with-matrix").status == 0);
+  REQUIRE(cli("import " + j2 + " -o " + c2).status == 0);
+  REQUIRE(cli("check " + c2).status == 0);
+  REQUIRE(cli("list").status == 0);
+  r = cli("bound --K 4096 --p 2");
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("C1 = 8, C2 = 80") != std::string::npos);
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE("cli: matrix files and spec files", "[cli]") {
+  const auto d = scratch();
+  write(d / "a.csv", "1,2,3\n4,5,6\n7,8,9\n");
+  write(d / "a.mtx", "%%MatrixMarket matrix coordinate integer general\n% comment\n3 3 2\n1 1 5\n3 2 7\n");
+  write(d / "b.mtx", "%%MatrixMarket matrix array integer general\n2 2\n1\n2\n3\n4\n");
+  write(d / "spec.json", R"({"op": "encode", "K": 6, "p": 1, "field": "prime:257", "matrix": "identity"})");
+  CHECK(cli("compile --K 3 --matrix file --matrix-file " + (d / "a.csv").string() + " -q").status == 0);
+  CHECK(cli("compile --K 3 --matrix file --matrix-file " + (d / "a.mtx").string() + " -q").status == 0);
+  CHECK(cli("compile --K 2 --matrix file --matrix-file " + (d / "b.mtx").string() + " -q").status == 0);
+  const Result r = cli("compile --spec " + (d / "spec.json").string() + " -q");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("field=prime:257") != std::string::npos);
+  // Flags override the spec file.
+  CHECK(cli("compile --spec " + (d / "spec.json").string() + " --K 7 -q").output.find("K=7") != std::string::npos);
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE("cli: bad input gets a clear error and exit status 2", "[cli][errors]") {
+  const auto d = scratch();
+  expect_error("compile --K 1", 2, "K = 1");
+  expect_error("compile --K 0", 2, "K");
+  expect_error("compile --K 8 --p 0", 2, "p = 0");
+  expect_error("compile --K 8 --lambda 0", 2, "lambda = 0");
+  expect_error("compile --K 8 --field prime:65536", 2, "65536");
+  expect_error("compile --K 8 --field prime:1", 2, "prime:1");
+  expect_error("compile --K 8 --field prime:4294967311", 2, "4294967311");
+  expect_error("compile --K 8 --field gf7", 2, "gf7");
+  expect_error("compile --K 8 --op scatter", 2, "scatter");
+  expect_error("compile --K 8 --op broadcast", 2, "broadcast");
+  expect_error("compile --K 8 --matrix hilbert", 2, "hilbert");
+  expect_error("compile --K 8 --algorithm magic", 2, "magic");
+  expect_error("compile --K 8 --passes fold", 2, "fold");
+  expect_error("compile --K abc", 2, "abc");
+  expect_error("compile --K -3", 2, "-3");
+  expect_error("compile --p 2", 2, "--K");
+  expect_error("compile --K 3 --matrix vandermonde --points 1,2,2", 2, "distinct");
+  expect_error("compile --K 3 --matrix vandermonde --points 1,2,300", 2, "300");
+  expect_error("compile --K 3 --matrix vandermonde --points 1,x,3", 2, "'x'");
+  expect_error("compile --K 3 --matrix permutation --perm 0,1,1", 2, "bijection");
+  expect_error("compile --K 3 --matrix permutation --perm 0,1", 2, "--perm");
+  expect_error("compile --K 300 --matrix vandermonde", 2, "K <= q-1");
+  expect_error("compile --K 3 --matrix file", 2, "--matrix-file");
+  expect_error("compile --K 3 --matrix file --matrix-file " + (d / "missing.csv").string(), 2, "missing.csv");
+  write(d / "small.csv", "1,2\n3,4\n");
+  expect_error("compile --K 3 --matrix file --matrix-file " + (d / "small.csv").string(), 2, "2 columns");
+  write(d / "big.csv", "1,2,300\n3,4,5\n6,7,8\n");
+  expect_error("compile --K 3 --matrix file --matrix-file " + (d / "big.csv").string(), 2, "300");
+  write(d / "neg.csv", "1,2,-3\n3,4,5\n6,7,8\n");
+  expect_error("compile --K 3 --matrix file --matrix-file " + (d / "neg.csv").string(), 2, "-3");
+  write(d / "wrong.mtx", "%%MatrixMarket matrix coordinate integer general\n4 4 1\n1 1 1\n");
+  expect_error("compile --K 3 --matrix file --matrix-file " + (d / "wrong.mtx").string(), 2, "4x4");
+  write(d / "real.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1.5\n");
+  expect_error("compile --K 3 --matrix file --matrix-file " + (d / "real.mtx").string(), 2, "real");
+  write(d / "oob.mtx", "%%MatrixMarket matrix coordinate integer general\n3 3 1\n4 1 1\n");
+  expect_error("compile --K 3 --matrix file --matrix-file " + (d / "oob.mtx").string(), 2, "(4, 1)");
+  write(d / "bad.json", "{\"K\": \"sixteen\"}");
+  expect_error("compile --spec " + (d / "bad.json").string(), 2, "wrong type");
+  write(d / "unk.json", "{\"K\": 4, \"ports\": 2}");
+  expect_error("compile --spec " + (d / "unk.json").string(), 2, "ports");
+  expect_error("check " + (d / "nothing.cplan").string(), 2, "nothing.cplan");
+  write(d / "garbage.cplan", "this is not a plan");
+  expect_error("check " + (d / "garbage.cplan").string(), 2, "garbage.cplan");
+  // A valid plan file with one bit flipped is refused (content hash).
+  const std::string plan = (d / "a.cplan").string();
+  REQUIRE(cli("compile --K 8 --p 1 -q -o " + plan).status == 0);
+  {
+    std::fstream f(plan, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(200);
+    char c;
+    f.read(&c, 1);
+    c ^= 0x10;
+    f.seekp(200);
+    f.write(&c, 1);
+  }
+  expect_error("check " + plan, 2, "hash");
+  REQUIRE(cli("compile --K 8 --p 1 -q -o " + plan).status == 0);
+  expect_error("show " + plan + " --rank 99", 2, "99");
+  expect_error("run " + plan + " --len 0", 2, "--len");
+  expect_error("recode " + plan + " --matrix identity --seed 1", 2, "-o");
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE("cli: a wrong JSON plan is rejected with exit status 1 and the place named", "[cli][errors]") {
+  const auto d = scratch();
+  const std::string json = (d / "p.json").string();
+  REQUIRE(cli("compile --K 4 --p 1 -q --json " + json).status == 0);
+  std::ifstream in(json);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Redirect rank 0's first message to a different rank.
+  const auto pos = text.find("\"to\":");
+  REQUIRE(pos != std::string::npos);
+  const auto digit = text.find_first_of("0123456789", pos);
+  text[digit] = text[digit] == '2' ? '3' : '2';
+  write(d / "bad.json", text);
+  expect_error("check " + (d / "bad.json").string(), 1, "rank ");
+  expect_error("import " + (d / "bad.json").string() + " -o " + (d / "x.cplan").string(), 1, "rank ");
+  CHECK_FALSE(std::filesystem::exists(d / "x.cplan"));
+  std::filesystem::remove_all(d);
+}
