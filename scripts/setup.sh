@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake ninja-build pkg-config git
-          catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libboost-graph-dev
+          catch2 libfmt-dev libcli11-dev nlohmann-json3-dev
           libisal-dev libxxhash-dev)
 
 missing=()

@@ -355,7 +355,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "collplan 0.1.0");
 
   SpecFlags sf;
-  std::string algorithm = "auto", passes_csv = "drop-zeros", out, json_out;
+  std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out;
   bool with_matrix = false, quiet = false, json = false;
   Costing costing;
   auto add_costing = [&](CLI::App* c) {

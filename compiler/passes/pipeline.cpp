@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gen/registry.h"
+#include "passes/alloc_slots.h"
 #include "passes/drop_zeros.h"
 #include "support/error.h"
 
@@ -14,6 +15,7 @@ const std::vector<PassInfo>& pass_registry() {
   static const std::vector<PassInfo> p = {
       {"verify", "the checker: structure, exact or randomized algebra against the postcondition (always runs)", true},
       {"drop-zeros", "remove structurally zero message elements and dead ops (lowers C2 of prepare-and-shoot)", true},
+      {"alloc-slots", "share slots between values with disjoint lifetimes (left-edge colouring of the lifetime intervals)", true},
       {"recode", "replace a universal plan's coefficients for a new matrix, keeping its schedule (collplan recode)", false},
       {"cost", "C1, C2, per-step sizes, lower bounds (Lemma 1, Lemma 2, postal G)", true},
   };
@@ -25,7 +27,11 @@ void run_pass(const std::string& name, ir::Plan& plan) {
     drop_zeros(plan);
     return;
   }
-  user_error("unknown optimisation pass '{}' (valid: drop-zeros)", name);
+  if (name == "alloc-slots") {
+    alloc_slots(plan);
+    return;
+  }
+  user_error("unknown optimisation pass '{}' (valid: drop-zeros, alloc-slots)", name);
 }
 
 namespace {
@@ -43,7 +49,8 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   if (!computes) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
   spec.algorithm = g.name;
   for (const auto& name : opt.passes)
-    if (name != "drop-zeros") user_error("unknown optimisation pass '{}' (valid: drop-zeros)", name);
+    if (name != "drop-zeros" && name != "alloc-slots")
+      user_error("unknown optimisation pass '{}' (valid: drop-zeros, alloc-slots)", name);
 
   CompileResult res;
   auto t0 = std::chrono::steady_clock::now();

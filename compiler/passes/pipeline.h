@@ -23,7 +23,7 @@ const std::vector<PassInfo>& pass_registry();
 
 struct CompileOptions {
   std::string algorithm = "auto";
-  std::vector<std::string> passes = {"drop-zeros"};  // optimisation passes, in order
+  std::vector<std::string> passes = {"drop-zeros", "alloc-slots"};  // optimisation passes, in order
   VerifyOptions verify;
 };
 

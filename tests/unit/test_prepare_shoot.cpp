@@ -5,6 +5,7 @@
 
 #include "gen/prepare_shoot.h"
 #include "matrix/matrix.h"
+#include "passes/alloc_slots.h"
 #include "passes/cost.h"
 #include "passes/drop_zeros.h"
 #include "passes/pipeline.h"
@@ -70,6 +71,11 @@ TEST_CASE("prepare-and-shoot: exhaustive exact verification, K 2..64, p 1..4, th
         const auto c2 = passes::cost(plan);
         REQUIRE(c2.C1 == sh.C1());
         REQUIRE(c2.C2 <= sh.C2());
+        // Slot allocation keeps it correct and never needs more slots.
+        const uint32_t before = plan.ranks[0].num_slots;
+        passes::alloc_slots(plan);
+        REQUIRE_NOTHROW(passes::verify(plan, vo));
+        REQUIRE(plan.ranks[0].num_slots <= before);
       }
 }
 
@@ -104,7 +110,7 @@ TEST_CASE("prepare-and-shoot: identity, permutation and Vandermonde matrices", "
   }
 }
 
-TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoot]") {
+TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoot][slow][.slow]") {
   Spec spec = encode_spec(4096, 2, Field::gf256(), 3);
   passes::CompileOptions opt;
   auto res = passes::compile(spec, opt);

@@ -1,0 +1,123 @@
+#include "passes/alloc_slots.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include <queue>
+
+#include "support/error.h"
+
+namespace collplan::passes {
+
+namespace {
+
+using namespace ir;
+
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+
+void alloc_rank(Program& prog) {
+  const uint32_t S = prog.num_slots;
+  std::vector<uint64_t> first_def(S, kNever), last_use(S, 0);
+  // Position 0 is "before step 1" (inputs); each step uses positions for its
+  // sends, its receives and each op.
+  uint64_t pos = 0;
+  for (SlotId s : prog.inputs) first_def[s] = 0;
+  // A write after the last read still occupies the slot, so a write also
+  // extends the variable's interval.
+  auto def = [&](SlotId s) {
+    first_def[s] = std::min(first_def[s], pos);
+    last_use[s] = std::max(last_use[s], pos);
+  };
+  auto use = [&](SlotId s) { last_use[s] = std::max(last_use[s], pos); };
+  for (const Step& st : prog.steps) {
+    ++pos;
+    for (const Send& s : st.sends)
+      for (const Combo& c : s.payload)
+        for (const Term& t : c.terms) use(t.slot);
+    ++pos;
+    for (const Recv& r : st.recvs)
+      for (SlotId s : r.into) def(s);
+    for (const Op& op : st.ops) {
+      ++pos;
+      for (const Term& t : op.terms) use(t.slot);
+      def(op.dst);
+    }
+  }
+  const uint64_t end = pos + 1;
+  for (SlotId s : prog.outputs) last_use[s] = end;
+
+  // Variables: slots that are ever written. A variable occupies its slot on
+  // [first write, end), end = last read or write; a write that is never read
+  // still occupies its own position (end = write + 1), so two writes in the
+  // same receive phase never share.
+  std::vector<SlotId> vars;
+  std::vector<uint64_t> busy_until(S, 0);
+  for (SlotId s = 0; s < S; ++s)
+    if (first_def[s] != kNever) {
+      vars.push_back(s);
+      busy_until[s] = std::max(last_use[s], first_def[s] + 1);
+    }
+  std::sort(vars.begin(), vars.end(), [&](SlotId a, SlotId b) {
+    return first_def[a] != first_def[b] ? first_def[a] < first_def[b] : a < b;
+  });
+  // Left-edge colouring: in order of first write, take the lowest slot whose
+  // variable has ended. Optimal for interval graphs (uses as many slots as
+  // the largest number of simultaneously live values).
+  using Busy = std::pair<uint64_t, SlotId>;  // (busy until, slot)
+  std::priority_queue<Busy, std::vector<Busy>, std::greater<>> active;
+  std::priority_queue<SlotId, std::vector<SlotId>, std::greater<>> free_slots;
+  SlotId colors = 0;
+  std::vector<SlotId> color(S, 0);
+  for (SlotId v : vars) {
+    while (!active.empty() && active.top().first <= first_def[v]) {
+      free_slots.push(active.top().second);
+      active.pop();
+    }
+    SlotId c;
+    if (!free_slots.empty()) {
+      c = free_slots.top();
+      free_slots.pop();
+    } else {
+      c = colors++;
+    }
+    color[v] = c;
+    active.push({busy_until[v], c});
+  }
+  std::vector<SlotId> renum(S, std::numeric_limits<SlotId>::max());
+  for (SlotId v : vars) renum[v] = color[v];
+  auto map = [&](SlotId& s) {
+    COLLPLAN_ASSERT(renum[s] != std::numeric_limits<SlotId>::max(), "alloc-slots: slot read but never written");
+    s = renum[s];
+  };
+  for (SlotId& s : prog.inputs) map(s);
+  for (SlotId& s : prog.outputs) map(s);
+  for (Step& st : prog.steps) {
+    for (Send& s : st.sends)
+      for (Combo& c : s.payload)
+        for (Term& t : c.terms) map(t.slot);
+    for (Recv& r : st.recvs)
+      for (SlotId& s : r.into) map(s);
+    for (Op& op : st.ops) {
+      for (Term& t : op.terms) map(t.slot);
+      map(op.dst);
+      // A matrix-bound op is a field linear combination (commutative), so its
+      // terms may be put back in slot order: the shoot initialisation then
+      // reads consecutive slots again, which the binary format stores as a
+      // run (3x smaller .cplan at K = 4096) and the runtime can treat as one
+      // dot product. Other ops keep their order (user operators may not
+      // commute).
+      if (op.matrix_col != kNoCol)
+        std::stable_sort(op.terms.begin(), op.terms.end(), [](const Term& a, const Term& b) { return a.slot < b.slot; });
+    }
+  }
+  prog.num_slots = static_cast<uint32_t>(colors);
+}
+
+}  // namespace
+
+void alloc_slots(Plan& plan) {
+  for (Program& prog : plan.ranks) alloc_rank(prog);
+}
+
+}  // namespace collplan::passes
