@@ -53,13 +53,14 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
       user_error("unknown optimisation pass '{}' (valid: drop-zeros, alloc-slots)", name);
 
   CompileResult res;
+  const Postcondition pc = postcondition(spec);
   auto t0 = std::chrono::steady_clock::now();
   res.plan = g.build(spec);
   res.log.push_back(fmt::format("generate {:<14} {:8.3f} s", g.name, seconds_since(t0)));
   auto checked = [&](const std::string& stage) {
     auto t1 = std::chrono::steady_clock::now();
     try {
-      res.verify = verify(res.plan, opt.verify);
+      res.verify = verify(res.plan, pc, opt.verify);
     } catch (const VerifyError& e) {
       throw InternalError(fmt::format("internal error: the plan is wrong after {}: {} (this is a bug in collplan)", stage, e.what()));
     }

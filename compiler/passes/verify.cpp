@@ -49,10 +49,11 @@ void check_combo(const Plan& plan, const Program& prog, StepNo t, const std::vec
 
 }  // namespace
 
-void verify_structure(const Plan& plan) {
+void verify_structure(const Plan& plan) { verify_structure(plan, postcondition(plan.spec)); }
+
+void verify_structure(const Plan& plan, const Postcondition& pc) {
   const Spec& spec = plan.spec;
   validate_spec_basics(spec);
-  const Postcondition pc = postcondition(spec);
   const uint32_t R = num_ranks(spec);
   if (plan.ranks.size() != R) verify_error("plan has {} rank programs, the spec needs {}", plan.ranks.size(), R);
   if (plan.num_steps > (1u << 24)) verify_error("plan has {} steps (at most 16777216 supported)", plan.num_steps);
@@ -242,9 +243,10 @@ struct RandomCheck : LinearDomain {
 
 }  // namespace
 
-VerifyReport verify(const Plan& plan, const VerifyOptions& opt) {
-  verify_structure(plan);
-  const Postcondition pc = postcondition(plan.spec);
+VerifyReport verify(const Plan& plan, const VerifyOptions& opt) { return verify(plan, postcondition(plan.spec), opt); }
+
+VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptions& opt) {
+  verify_structure(plan, pc);
   const Field& f = plan.spec.field;
   VerifyReport rep;
   rep.mode = opt.mode;

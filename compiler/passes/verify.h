@@ -24,6 +24,7 @@
 #include <string>
 
 #include "ir/plan.h"
+#include "matrix/postcondition.h"
 
 namespace collplan::passes {
 
@@ -45,6 +46,10 @@ struct VerifyReport {
 
 void verify_structure(const ir::Plan& plan);
 VerifyReport verify(const ir::Plan& plan, const VerifyOptions& opt = {});
+// The same, against a postcondition the caller already built from
+// plan.spec (the pipeline builds it once for all its verifications).
+void verify_structure(const ir::Plan& plan, const Postcondition& pc);
+VerifyReport verify(const ir::Plan& plan, const Postcondition& pc, const VerifyOptions& opt = {});
 
 const char* mode_name(VerifyMode m);
 
