@@ -1,0 +1,482 @@
+// GF region kernels: references, portable fast paths, the GF(2^8) ISA-L path
+// and the dispatcher. See gf_kernels.h for the contracts and gf_avx2.cpp for
+// the AVX2 paths.
+#include "runtime/gf/gf_kernels.h"
+
+#include <isa-l/erasure_code.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/gf/gf_detail.h"
+#include "support/error.h"
+
+namespace collplan::gf {
+
+namespace {
+
+// ISA-L lengths are `int`; larger regions go in chunks of this many bytes.
+constexpr size_t kIsalChunk = size_t{1} << 30;
+// gf_vect_mad's documented minimum length (its AVX-512 version rejects less).
+constexpr size_t kIsalMadMin = 64;
+// Bounce buffer for gf_vect_mul when src and dst are misaligned to each other.
+constexpr size_t kBounce = 4096;
+// dot() for non-ISA-L fields works on blocks of this many bytes so that each
+// destination block stays in L1 while all k sources are folded into it.
+constexpr size_t kDotBlockBytes = 8192;
+
+template <class T>
+inline T ld(const void* p, size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const unsigned char*>(p) + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+template <class T>
+inline void st(void* p, size_t i, T v) {
+  std::memcpy(static_cast<unsigned char*>(p) + i * sizeof(T), &v, sizeof(T));
+}
+
+Elem load_elem(const Field& f, const void* p, size_t i) {
+  switch (f.elem_bytes()) {
+    case 1: return ld<uint8_t>(p, i);
+    case 2: return ld<uint16_t>(p, i);
+    default: return ld<uint32_t>(p, i);
+  }
+}
+
+void store_elem(const Field& f, void* p, size_t i, Elem v) {
+  switch (f.elem_bytes()) {
+    case 1: st<uint8_t>(p, i, static_cast<uint8_t>(v)); break;
+    case 2: st<uint16_t>(p, i, static_cast<uint16_t>(v)); break;
+    default: st<uint32_t>(p, i, v); break;
+  }
+}
+
+bool is_gf256(const Field& f) { return f.kind() == FieldKind::GF2m && f.m() == 8; }
+bool is_gf65536(const Field& f) { return f.kind() == FieldKind::GF2m && f.m() == 16; }
+
+void check_const(const Field& f, Elem c) {
+  COLLPLAN_ASSERT(f.valid(c), fmt::format("GF kernel constant {} is not an element of {}", c, f.name()));
+}
+
+// A fixed-capacity array on the stack, spilling to the heap when larger.
+template <class T, size_t N>
+class SmallBuf {
+ public:
+  explicit SmallBuf(size_t n) {
+    if (n > N) heap_.resize(n);
+  }
+  T* data() { return heap_.empty() ? local_ : heap_.data(); }
+
+ private:
+  T local_[N];
+  std::vector<T> heap_;
+};
+
+// ── GF(2^8) through ISA-L ──────────────────────────────────────────────────
+
+// c*x from a gf_vect_mul_init table: {c*0..c*15}, {c*0x00, c*0x10, .., c*0xf0}.
+inline uint8_t mul8(const unsigned char* tbl, uint8_t x) {
+  return static_cast<uint8_t>(tbl[x & 15] ^ tbl[16 + (x >> 4)]);
+}
+
+void mad8_isal(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  auto* s = static_cast<unsigned char*>(const_cast<void*>(src));  // ISA-L takes non-const; it only reads
+  auto* d = static_cast<unsigned char*>(dst);
+  auto* tbl = const_cast<unsigned char*>(t.mad_tbl);
+  while (n >= kIsalMadMin) {
+    const size_t len = std::min(n, kIsalChunk);
+    gf_vect_mad(static_cast<int>(len), 1, 0, tbl, s, d);
+    s += len;
+    d += len;
+    n -= len;
+  }
+  for (size_t i = 0; i < n; ++i) d[i] ^= mul8(t.mul_tbl, s[i]);
+}
+
+void mul8_isal(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  const auto* s = static_cast<const unsigned char*>(src);
+  auto* d = static_cast<unsigned char*>(dst);
+  auto* tbl = const_cast<unsigned char*>(t.mul_tbl);
+  const auto as = reinterpret_cast<uintptr_t>(s);
+  const auto ad = reinterpret_cast<uintptr_t>(d);
+  if (((as ^ ad) & 31) == 0) {
+    // Same offset mod 32: scalar up to the boundary, ISA-L on whole aligned
+    // 32-byte blocks, scalar tail.
+    const size_t head = std::min(n, (32 - (as & 31)) & 31);
+    size_t i = 0;
+    for (; i < head; ++i) d[i] = mul8(t.mul_tbl, s[i]);
+    while (n - i >= 32) {
+      const size_t len = std::min((n - i) & ~size_t{31}, kIsalChunk);
+      const int rc = gf_vect_mul(static_cast<int>(len), tbl, const_cast<unsigned char*>(s + i), d + i);
+      COLLPLAN_ASSERT(rc == 0, "gf_vect_mul rejected an aligned multiple-of-32 region");
+      i += len;
+    }
+    for (; i < n; ++i) d[i] = mul8(t.mul_tbl, s[i]);
+    return;
+  }
+  // Misaligned to each other: stage through an aligned buffer (in place).
+  alignas(32) unsigned char buf[kBounce];
+  for (size_t off = 0; off < n; off += kBounce) {
+    const size_t len = std::min(kBounce, n - off);
+    std::memcpy(buf, s + off, len);
+    const size_t len32 = len & ~size_t{31};
+    if (len32) {
+      const int rc = gf_vect_mul(static_cast<int>(len32), tbl, buf, buf);
+      COLLPLAN_ASSERT(rc == 0, "gf_vect_mul rejected an aligned multiple-of-32 region");
+    }
+    for (size_t i = len32; i < len; ++i) buf[i] = mul8(t.mul_tbl, buf[i]);
+    std::memcpy(d + off, buf, len);
+  }
+}
+
+void dot8_isal(size_t k, size_t m, const unsigned char* gftbls, const void* const* src, void* const* dst, size_t n) {
+  SmallBuf<unsigned char*, 64> sp(k), dp(m);
+  unsigned char** s = sp.data();
+  unsigned char** d = dp.data();
+  for (size_t off = 0; off < n; off += kIsalChunk) {
+    const size_t len = std::min(kIsalChunk, n - off);
+    for (size_t i = 0; i < k; ++i) s[i] = static_cast<unsigned char*>(const_cast<void*>(src[i])) + off;
+    for (size_t j = 0; j < m; ++j) d[j] = static_cast<unsigned char*>(dst[j]) + off;
+    ec_encode_data(static_cast<int>(len), static_cast<int>(k), static_cast<int>(m),
+                   const_cast<unsigned char*>(gftbls), s, d);
+  }
+}
+
+// Prepared tables for all 256 constants, built on first use (thread-safe
+// static init; 16 KiB), so the unprepared gf256 kernels and prepare_mad cost
+// no table construction per call.
+const MadTable& gf256_table(Elem c) {
+  struct All {
+    MadTable t[256];
+    All() {
+      for (unsigned c = 0; c < 256; ++c) {
+        unsigned char cc = static_cast<unsigned char>(c);
+        t[c].c = c;
+        ec_init_tables(1, 1, &cc, t[c].mad_tbl);
+        gf_vect_mul_init(cc, t[c].mul_tbl);
+      }
+    }
+  };
+  static const All all;
+  return all.t[c];
+}
+
+// GF(2^16) split tables. Multiplication by c is GF(2)-linear, so each table
+// entry is the XOR of c*x^i over the bits i of (v << 4j): 16 products by
+// shifting, then 64 XORs, instead of 64 general multiplies.
+void fill_split16(MadTable& t, Elem c) {
+  uint32_t basis[16];  // c * x^i
+  uint32_t p = c;
+  for (int i = 0; i < 16; ++i) {
+    basis[i] = p;
+    p <<= 1;
+    if (p & 0x10000) p ^= 0x1100B;
+  }
+  for (unsigned j = 0; j < 4; ++j) {
+    uint32_t tbl[16];
+    tbl[0] = 0;
+    for (unsigned v = 1; v < 16; ++v) {
+      const unsigned low = static_cast<unsigned>(__builtin_ctz(v));
+      tbl[v] = tbl[v & (v - 1)] ^ basis[4 * j + low];
+    }
+    for (unsigned v = 0; v < 16; ++v) {
+      t.split[2 * j][v] = static_cast<unsigned char>(tbl[v] & 0xFF);
+      t.split[2 * j + 1][v] = static_cast<unsigned char>(tbl[v] >> 8);
+    }
+  }
+}
+
+// ── Dispatch ───────────────────────────────────────────────────────────────
+
+// Binary-field add is XOR of the bytes whatever the element width.
+detail::AddFn pick_xor() { return detail::cpu_has_avx2() ? detail::xor_avx2 : detail::xor_scalar; }
+
+const detail::Impl& impl_gf256() {
+  static const detail::Impl impl{"isa-l", mad8_isal, mul8_isal, pick_xor()};
+  return impl;
+}
+const detail::Impl& impl_gf65536() {
+  static const detail::Impl impl =
+      detail::cpu_has_avx2()
+          ? detail::Impl{"avx2-split-table", detail::mad16_avx2, detail::mul16_avx2, detail::xor_avx2}
+          : detail::Impl{"scalar-log-exp", detail::mad16_scalar, detail::mul16_scalar, detail::xor_scalar};
+  return impl;
+}
+const detail::Impl& impl_prime() {
+  static const detail::Impl impl =
+      detail::cpu_has_avx2() ? detail::Impl{"avx2-shoup", detail::madp_avx2, detail::mulp_avx2, detail::addp_avx2}
+                             : detail::Impl{"scalar-shoup", detail::madp_scalar, detail::mulp_scalar, detail::addp_scalar};
+  return impl;
+}
+
+void dot_impl(const Field& f, size_t k, size_t m, const MadTable* coef, const unsigned char* gftbls,
+              const void* const* src, void* const* dst, size_t n) {
+  if (m == 0 || n == 0) return;
+  const size_t eb = f.elem_bytes();
+  if (k == 0) {
+    for (size_t j = 0; j < m; ++j) std::memset(dst[j], 0, n * eb);
+    return;
+  }
+  if (is_gf256(f)) {
+    dot8_isal(k, m, gftbls, src, dst, n);
+    return;
+  }
+  const size_t block = kDotBlockBytes / eb;
+  for (size_t off = 0; off < n; off += block) {
+    const size_t len = std::min(block, n - off);
+    for (size_t j = 0; j < m; ++j) {
+      auto* d = static_cast<unsigned char*>(dst[j]) + off * eb;
+      for (size_t s = 0; s < k; ++s) {
+        const auto* sp = static_cast<const unsigned char*>(src[s]) + off * eb;
+        if (s == 0)
+          mul_prepared(f, coef[j * k], sp, d, len);
+        else
+          mad_prepared(f, coef[j * k + s], sp, d, len);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+const Impl& dispatched(const Field& f) {
+  if (is_gf256(f)) return impl_gf256();
+  if (is_gf65536(f)) return impl_gf65536();
+  return impl_prime();
+}
+
+std::vector<Impl> implementations(const Field& f) {
+  std::vector<Impl> out{dispatched(f)};
+  if (is_gf256(f)) {
+    if (cpu_has_avx2()) out.push_back({"isa-l+scalar-xor", mad8_isal, mul8_isal, xor_scalar});
+  } else if (is_gf65536(f)) {
+    if (cpu_has_avx2()) out.push_back({"scalar-log-exp", mad16_scalar, mul16_scalar, xor_scalar});
+  } else {
+    if (cpu_has_avx2()) out.push_back({"scalar-shoup", madp_scalar, mulp_scalar, addp_scalar});
+  }
+  return out;
+}
+
+void mad16_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  if (t.c == 0) return;
+  const uint32_t* lg = f.log_table();
+  const uint32_t* ex = f.exp_table() + t.log_c;
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t x = ld<uint16_t>(src, i);
+    // log[0] is 0, so ex[lg[0]] is a valid read; the mask zeroes it.
+    const uint16_t p = static_cast<uint16_t>(ex[lg[x]] & (x ? 0xFFFFu : 0u));
+    st<uint16_t>(dst, i, static_cast<uint16_t>(ld<uint16_t>(dst, i) ^ p));
+  }
+}
+
+void mul16_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  if (t.c == 0) {
+    std::memset(dst, 0, n * 2);
+    return;
+  }
+  const uint32_t* lg = f.log_table();
+  const uint32_t* ex = f.exp_table() + t.log_c;
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t x = ld<uint16_t>(src, i);
+    st<uint16_t>(dst, i, static_cast<uint16_t>(ex[lg[x]] & (x ? 0xFFFFu : 0u)));
+  }
+}
+
+// Shoup: c*x - floor(c'*x / 2^32)*q lies in [0, 2q) and fits in 32 bits
+// because q < 2^31, so it may be computed modulo 2^32.
+void madp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  const uint32_t q = static_cast<uint32_t>(f.size());
+  const uint32_t c = t.c;
+  const uint64_t cp = t.shoup;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t x = ld<uint32_t>(src, i);
+    const uint32_t qh = static_cast<uint32_t>((cp * x) >> 32);
+    uint32_t r = c * x - qh * q;
+    r = r >= q ? r - q : r;
+    uint32_t s = r + ld<uint32_t>(dst, i);
+    s = s >= q ? s - q : s;
+    st<uint32_t>(dst, i, s);
+  }
+}
+
+void mulp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  const uint32_t q = static_cast<uint32_t>(f.size());
+  const uint32_t c = t.c;
+  const uint64_t cp = t.shoup;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t x = ld<uint32_t>(src, i);
+    const uint32_t qh = static_cast<uint32_t>((cp * x) >> 32);
+    uint32_t r = c * x - qh * q;
+    st<uint32_t>(dst, i, r >= q ? r - q : r);
+  }
+}
+
+void xor_scalar(const Field& f, const void* src, void* dst, size_t n) {
+  const size_t bytes = n * f.elem_bytes();
+  const auto* s = static_cast<const unsigned char*>(src);
+  auto* d = static_cast<unsigned char*>(dst);
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) st<uint64_t>(d + i, 0, ld<uint64_t>(d + i, 0) ^ ld<uint64_t>(s + i, 0));
+  for (; i < bytes; ++i) d[i] ^= s[i];
+}
+
+void addp_scalar(const Field& f, const void* src, void* dst, size_t n) {
+  const uint32_t q = static_cast<uint32_t>(f.size());
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t s = ld<uint32_t>(src, i) + ld<uint32_t>(dst, i);
+    st<uint32_t>(dst, i, s >= q ? s - q : s);
+  }
+}
+
+}  // namespace detail
+
+// ── References ─────────────────────────────────────────────────────────────
+
+void mad_base(const Field& f, Elem c, const void* src, void* dst, size_t n) {
+  check_const(f, c);
+  for (size_t i = 0; i < n; ++i) store_elem(f, dst, i, f.add(load_elem(f, dst, i), f.mul(c, load_elem(f, src, i))));
+}
+
+void mul_base(const Field& f, Elem c, const void* src, void* dst, size_t n) {
+  check_const(f, c);
+  for (size_t i = 0; i < n; ++i) store_elem(f, dst, i, f.mul(c, load_elem(f, src, i)));
+}
+
+void add_base(const Field& f, const void* src, void* dst, size_t n) {
+  for (size_t i = 0; i < n; ++i) store_elem(f, dst, i, f.add(load_elem(f, dst, i), load_elem(f, src, i)));
+}
+
+void dot_base(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* const* src, void* const* dst,
+              size_t n) {
+  for (size_t j = 0; j < m * k; ++j) check_const(f, coeffs[j]);
+  for (size_t j = 0; j < m; ++j) {
+    for (size_t i = 0; i < n; ++i) {
+      Elem acc = 0;
+      for (size_t s = 0; s < k; ++s) acc = f.add(acc, f.mul(coeffs[j * k + s], load_elem(f, src[s], i)));
+      store_elem(f, dst[j], i, acc);
+    }
+  }
+}
+
+// ── Dispatched kernels ─────────────────────────────────────────────────────
+
+MadTable prepare_mad(const Field& f, Elem c) {
+  check_const(f, c);
+  if (is_gf256(f)) return gf256_table(c);
+  MadTable t;
+  t.c = c;
+  if (is_gf65536(f)) {
+    t.log_c = c ? f.log_table()[c] : 0;
+    fill_split16(t, c);
+  } else {
+    t.shoup = (static_cast<uint64_t>(c) << 32) / f.size();
+  }
+  return t;
+}
+
+void mad_prepared(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  if (n == 0 || t.c == 0) return;
+  if (t.c == 1) {
+    detail::dispatched(f).add(f, src, dst, n);
+  } else if (is_gf256(f)) {
+    mad8_isal(f, t, src, dst, n);  // direct call: this is the replay engine's hot path
+  } else {
+    detail::dispatched(f).mad(f, t, src, dst, n);
+  }
+}
+
+void mul_prepared(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  if (n == 0) return;
+  if (t.c == 0) {
+    std::memset(dst, 0, n * f.elem_bytes());
+  } else if (t.c == 1) {
+    if (src != dst) std::memmove(dst, src, n * f.elem_bytes());
+  } else {
+    detail::dispatched(f).mul(f, t, src, dst, n);
+  }
+}
+
+void mad(const Field& f, Elem c, const void* src, void* dst, size_t n) {
+  check_const(f, c);
+  if (n == 0 || c == 0) return;
+  if (c == 1) {
+    detail::dispatched(f).add(f, src, dst, n);
+    return;
+  }
+  if (is_gf256(f)) {
+    mad8_isal(f, gf256_table(c), src, dst, n);
+    return;
+  }
+  mad_prepared(f, prepare_mad(f, c), src, dst, n);
+}
+
+void mul(const Field& f, Elem c, const void* src, void* dst, size_t n) {
+  check_const(f, c);
+  if (n == 0) return;
+  if (c <= 1) {
+    MadTable t;
+    t.c = c;
+    mul_prepared(f, t, src, dst, n);
+    return;
+  }
+  if (is_gf256(f)) {
+    mul8_isal(f, gf256_table(c), src, dst, n);
+    return;
+  }
+  mul_prepared(f, prepare_mad(f, c), src, dst, n);
+}
+
+void add(const Field& f, const void* src, void* dst, size_t n) {
+  if (n == 0) return;
+  detail::dispatched(f).add(f, src, dst, n);
+}
+
+DotTables prepare_dot(const Field& f, size_t k, size_t m, const Elem* coeffs) {
+  for (size_t j = 0; j < m * k; ++j) check_const(f, coeffs[j]);
+  DotTables t;
+  t.k = k;
+  t.m = m;
+  if (is_gf256(f)) {
+    std::vector<unsigned char> a(coeffs, coeffs + k * m);  // Elem -> byte; all < 256
+    t.gftbls.resize(32 * k * m);
+    if (k * m != 0) ec_init_tables(static_cast<int>(k), static_cast<int>(m), a.data(), t.gftbls.data());
+  } else {
+    t.coef.reserve(k * m);
+    for (size_t j = 0; j < k * m; ++j) t.coef.push_back(prepare_mad(f, coeffs[j]));
+  }
+  return t;
+}
+
+void dot_prepared(const Field& f, const DotTables& t, const void* const* src, void* const* dst, size_t n) {
+  dot_impl(f, t.k, t.m, t.coef.data(), t.gftbls.data(), src, dst, n);
+}
+
+void dot(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* const* src, void* const* dst,
+         size_t n) {
+  for (size_t j = 0; j < m * k; ++j) check_const(f, coeffs[j]);
+  if (m == 0 || n == 0) return;
+  if (is_gf256(f)) {
+    SmallBuf<unsigned char, 64> a(k * m);
+    SmallBuf<unsigned char, 32 * 64> tbls(32 * k * m);
+    for (size_t j = 0; j < k * m; ++j) a.data()[j] = static_cast<unsigned char>(coeffs[j]);
+    if (k * m != 0) ec_init_tables(static_cast<int>(k), static_cast<int>(m), a.data(), tbls.data());
+    dot_impl(f, k, m, nullptr, tbls.data(), src, dst, n);
+    return;
+  }
+  SmallBuf<MadTable, 64> coef(k * m);
+  for (size_t j = 0; j < k * m; ++j) coef.data()[j] = prepare_mad(f, coeffs[j]);
+  dot_impl(f, k, m, coef.data(), nullptr, src, dst, n);
+}
+
+const char* kernel_name(const Field& f) { return detail::dispatched(f).name; }
+
+}  // namespace collplan::gf
