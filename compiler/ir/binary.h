@@ -1,0 +1,124 @@
+// The binary plan format (`.cplan`), version 1.
+//
+// The full grammar, with the meaning of every field, is in docs/plan-format.md;
+// this is its summary. All integers are little-endian and fixed-width; `elem`
+// is a field element at the field's width (Field::elem_bytes(): 1 for gf256,
+// 2 for gf65536, 4 for prime fields); `str` is u32 length + that many bytes
+// (no control characters); a digest is 16 bytes (XXH3-128, canonical byte
+// order, as `xxhsum -H2` prints it).
+//
+//   file     := preamble header index blob{K}
+//   preamble := magic[8] = 89 'C' 'P' 'L' 'A' 'N' 0D 0A
+//               version:u32 = 1   flags:u32 = 0
+//               content_hash:digest          (see "Integrity" below)
+//               file_size:u64   header_size:u32   num_ranks:u32 (= K)
+//   header   := spec num_steps:u32                  (header_size bytes)
+//   spec     := op:u8 field_kind:u8 reserved:u16=0 K:u32 p:u32 lambda:u32
+//               field_m:u32 field_poly:u32 field_q:u64
+//               algorithm:str blocks:u32 root:u32 N:u32 counts:(n:u32 u32[n])
+//               matrix
+//   matrix   := family:str rows:u32 cols:u32 seed:u64 points:(n:u32 elem[n])
+//               perm:(n:u32 u32[n]) entries:(n:u64 elem[n]) source:str
+//               digest:digest
+//   index    := (offset:u64 length:u64 hash:u64){K}  rank k's blob, XXH3-64
+//   blob     := rank:u32 num_slots:u32 inputs:(n:u32 u32[n])
+//               outputs:(n:u32 u32[n]) n_steps:u32 step[n_steps]
+//   step     := t:u32 n_sends:u32 n_recvs:u32 n_ops:u32 send[] recv[] op[]
+//   send     := port:u32 to:u32 n:u32 combo[n]
+//   recv     := port:u32 from:u32 sent_at:u32 n:u32 slot:u32[n]
+//   op       := flags:u8 dst:u32 [matrix_col:u32 if flags = 1] combo
+//   combo    := 0:u8 n:u32 (slot:u32 coeff:elem)[n]        list of terms
+//             | 1:u8 base:u32 n:u32 coeff:elem[n]           slots base..base+n-1
+//             | 2:u8 n:u32 slot:u32[n]                      all coefficients 1
+//             | 3:u8 slot:u32                               the one term 1·slot
+//   (the writer picks the shortest applicable form, ties to the lower tag)
+//
+// Integrity. content_hash is XXH3-128 over the preamble's first 16 bytes and
+// everything from byte 32 to the end of the index; the index holds each rank
+// blob's XXH3-64, and the blobs tile the rest of the file exactly, in rank
+// order. So every byte of the file is covered, and one rank's program can be
+// loaded and fully checked (header + index + its blob) without reading the
+// others. The content hash is the plan's identity (plan_digest): two files
+// with the same content hash hold the same plan.
+//
+// Decoding refuses (UserError naming the byte offset and, inside a blob, the
+// rank) anything that does not parse or is out of range: bad magic, unknown
+// version, truncation, a hash mismatch, a count larger than the bytes left,
+// a spec outside validate_spec_basics or with an unknown field, a slot >=
+// num_slots, a rank >= K, a port >= p, a step outside 1..num_steps or not
+// increasing, a coefficient >= q. It does not judge the schedule (matching
+// sends and receives, timing, algebra): that is the checker's job, and the
+// checker must be able to load a wrong plan to say what is wrong with it.
+// The decoder never allocates more than a small multiple of the input size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/plan.h"
+
+namespace collplan::ir {
+
+inline constexpr uint32_t kBinaryVersion = 1;
+
+// Encodes a plan. The plan must have spec.K programs with ranks[k].rank == k
+// and coefficients that fit the field's element width (InternalError
+// otherwise); a name (algorithm, matrix family or source) with a control
+// character is a UserError. Nothing else is judged, so a wrong plan can be
+// written for the checker to reject.
+std::vector<uint8_t> encode_binary(const Plan& plan);
+
+// Decodes a whole file image: checks the magic, version, content hash, every
+// rank hash and every range listed above. UserError on any damage.
+Plan decode_binary(const uint8_t* data, size_t size);
+
+// Writes the encoded plan to `path` (through a temporary file renamed into
+// place, so a reader never sees half a file). UserError if it cannot write.
+void write_binary(const Plan& plan, const std::string& path);
+
+// Reads and decodes a whole file; UserError (naming the path) when it cannot
+// be read or is damaged.
+Plan read_binary(const std::string& path);
+
+// The header of a plan file: its spec and step count, its identity, and
+// where each rank's blob is.
+struct RankIndexEntry {
+  uint64_t offset = 0;  // from the start of the file
+  uint64_t length = 0;
+  uint64_t hash = 0;    // XXH3-64 of the blob
+};
+
+struct PlanHeader {
+  Spec spec;
+  uint32_t num_steps = 0;
+  Digest content_hash;
+  uint32_t version = 0;
+  uint64_t file_size = 0;
+  std::vector<RankIndexEntry> index;  // one per rank
+};
+
+// Reads the preamble, header and index only (verifying the content hash).
+PlanHeader read_header(const std::string& path);
+
+// Reads the header, the index and rank r's blob only (by seeking), verifies
+// the content hash and that rank's hash, and returns its program. UserError
+// when r >= K or anything is damaged.
+Program read_rank(const std::string& path, Rank r, PlanHeader* header_out = nullptr);
+
+// The content hash a file of this plan carries (computed without building the
+// whole file image): the plan's identity, e.g. for a transport handshake.
+Digest plan_digest(const Plan& plan);
+
+// True when `data` starts with the .cplan magic (for format sniffing; says
+// nothing about the rest).
+bool looks_like_binary_plan(const uint8_t* data, size_t size);
+
+// Recomputes every rank hash and the content hash of an edited file image in
+// place, leaving everything else as it is. For tests and tools that craft
+// hostile or hand-edited files. Hashes whose ranges the layout fields (sizes,
+// index) put outside the file are left as they are.
+void reseal_binary(std::vector<uint8_t>& file);
+
+}  // namespace collplan::ir
