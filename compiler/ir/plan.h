@@ -134,9 +134,7 @@ struct Plan {
   Spec spec;
   uint32_t num_steps = 0;
   std::vector<Program> ranks;  // ranks[k].rank == k
-  friend bool operator==(const Plan& a, const Plan& b) {
-    return a.num_steps == b.num_steps && a.ranks == b.ranks;
-  }
+  friend bool operator==(const Plan&, const Plan&) = default;
 };
 
 // An empty plan for `spec`: K programs with no slots and no steps.

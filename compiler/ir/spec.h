@@ -57,6 +57,7 @@ struct MatrixSpec {
   std::vector<Elem> entries;     // explicit, row-major rows × cols
   std::string source;            // where it came from (a file name), informational
   Digest digest;
+  friend bool operator==(const MatrixSpec&, const MatrixSpec&) = default;
 };
 
 struct Spec {
@@ -71,6 +72,7 @@ struct Spec {
   uint32_t root = 0;        // broadcast / reduce
   uint32_t N = 0;           // decentralized-encode: processors (K sources)
   std::vector<uint32_t> counts;  // allgatherv: blocks per rank
+  friend bool operator==(const Spec&, const Spec&) = default;
 };
 
 // Number of processors a plan for `s` runs on: N for decentralized-encode
