@@ -64,7 +64,7 @@ int main() {
                   (med(tc) + med(tv)) / med(tm), bytes, matrix_bytes, bytes / matrix_bytes, cost.C1,
                   static_cast<unsigned long long>(cost.C2));
     }
-  std::printf("compile_s includes the pipeline's own verifications (after the generator and after drop-zeros);\n"
+  std::printf("compile_s includes the pipeline's own verifications (after the generator and after each pass);\n"
               "check_s is one more stand-alone randomized check; ratio = (compile+check)/matrix materialisation;\n"
               "B/entry = .cplan bytes per matrix entry.\n");
   return 0;
