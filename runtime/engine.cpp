@@ -1,0 +1,897 @@
+#include "runtime/engine.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <new>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "runtime/gf/gf_kernels.h"
+
+namespace collplan::rt {
+
+namespace {
+
+enum class Code : uint8_t { zero, copy, mul, add, mad, dot };
+
+// One kernel call. Rows ("units") are indices into the arena; the byte
+// address is unit · ℓ · elem_bytes, resolved in the loop (a multiply) or, for
+// dot's pointer arrays, by prepare().
+struct Instr {
+  Code code;
+  uint32_t tab = 0;  // mul/mad: index into mads; dot: index into dots
+  uint32_t src = 0;  // source row; dot: offset of its source pointers in ptrs
+  uint32_t dst = 0;  // destination row; dot: offset of its destination pointers
+};
+
+struct DotCall {
+  gf::DotTables tables;
+  std::vector<uint32_t> src_units, dst_units;
+  uint32_t ptr_off = 0;  // sources at ptrs[ptr_off..+k), destinations after
+};
+
+struct SendPlan {
+  ir::Port port = 0;
+  ir::Rank to = 0;
+  ir::StepNo step = 0;
+  uint32_t unit = 0, count = 0;  // message rows in the arena
+  ReqId id = 0;
+  bool zero_copy = false;
+};
+
+struct RecvPlan {
+  ir::Port port = 0;
+  ir::Rank from = 0;
+  ir::StepNo sent_at = 0, due = 0;
+  uint32_t unit = 0, count = 0;  // where the message lands
+  ReqId id = 0;
+  bool direct = false;
+};
+
+// Everything step t does, as ranges into the flat arrays.
+struct StepCode {
+  ir::StepNo t = 0;
+  uint32_t eval_b = 0, eval_e = 0;    // instrs: payload evaluation
+  uint32_t send_b = 0, send_e = 0;    // sends posted in t
+  uint32_t rpost_b = 0, rpost_e = 0;  // receives posted in t (messages sent in t)
+  uint32_t wait_b = 0, wait_e = 0;    // requests due in t
+  uint32_t after_b = 0, after_e = 0;  // instrs: staged receives, then ops
+};
+
+// What a waited-for request was, for the error message.
+struct WaitRef {
+  bool is_send = false;
+  uint32_t index = 0;  // into sends / recvs
+};
+
+// Virtual time of an access, for the zero-copy hazard analysis: within step
+// t the phases are payload evaluation, posting, waiting, scattering staged
+// receives, ops.
+enum Phase : uint64_t { kEval = 0, kPost = 1, kWait = 2, kScatter = 3, kOps = 4 };
+constexpr uint64_t tm(uint64_t t, Phase ph) { return t * 8 + ph; }
+
+struct Access {
+  uint64_t lo, hi;  // closed interval of virtual time
+  bool write;
+  int64_t owner;    // receive index for receive writes, -1 otherwise
+};
+
+constexpr size_t kDotMaxSources = 32;  // k per dot call (k + m <= 64: no allocation in the kernel)
+constexpr size_t kDotMaxRows = 32;     // m per dot call
+
+}  // namespace
+
+struct Engine::Impl {
+  Field field = Field::gf256();
+  size_t eb = 1;
+  ir::Rank rank = 0;
+  uint32_t K = 0, p = 1, lambda = 1, num_steps = 0, num_slots = 0;
+  EngineOptions opt;
+
+  std::vector<uint32_t> inputs, outputs;  // slot rows
+  std::vector<Instr> instrs;
+  std::vector<gf::MadTable> mads;
+  std::map<Elem, uint32_t> mad_index;
+  std::vector<DotCall> dots;
+  std::vector<SendPlan> sends;
+  std::vector<RecvPlan> recvs;
+  std::vector<ReqId> wait_ids;
+  std::vector<WaitRef> wait_refs;
+  std::vector<StepCode> steps;
+  uint32_t scratch_unit = 0;       // op whose dst is read after being written
+  uint32_t dot_scratch_unit = 0;   // partial sums of dot calls split by source
+  uint32_t dot_scratch_rows = 0;
+  uint32_t units = 0;
+  Stats stats;
+
+  // Resolved by prepare().
+  size_t len = 0, row = 0;
+  std::byte* arena = nullptr;
+  size_t arena_size = 0;
+  std::vector<void*> ptrs;
+  std::vector<SendDesc> send_desc;
+  std::vector<RecvDesc> recv_desc;
+
+  ~Impl() { std::free(arena); }
+
+  // ── construction ──
+  void validate(const ir::Program& prog);
+  void compile(const ir::Program& prog);
+  uint32_t mad_table(Elem c);
+  void emit(Code c, uint32_t src, uint32_t dst, uint32_t tab = 0) { instrs.push_back(Instr{c, tab, src, dst}); }
+  void emit_dot(const std::vector<uint32_t>& src_units, const std::vector<std::pair<uint32_t, std::vector<Elem>>>& rows);
+  void emit_direct(const std::vector<ir::Term>& nz, uint32_t target);
+  void emit_op(const ir::Op& op, std::vector<const ir::Op*>& group);
+  void flush_op_group(std::vector<const ir::Op*>& group);
+  bool joins_group(const std::vector<const ir::Op*>& group, const ir::Op& op) const;
+
+  // ── run ──
+  std::byte* at(uint32_t unit) const { return arena + static_cast<size_t>(unit) * row; }
+  void exec(uint32_t b, uint32_t e) const;
+  [[noreturn]] void fail(Transport& tr, Status st, ir::StepNo t, const WaitRef* ref, const char* what) const;
+};
+
+// ─── validation ──────────────────────────────────────────────────────────────
+
+void Engine::Impl::validate(const ir::Program& prog) {
+  auto check_terms = [&](const std::vector<ir::Term>& terms, ir::StepNo t, const char* where) {
+    for (const ir::Term& term : terms) {
+      if (term.slot >= prog.num_slots)
+        user_error("rank {}, step {}: {} reads slot {}, the program has {} slots", rank, t, where, term.slot,
+                   prog.num_slots);
+      if (!field.valid(term.coeff))
+        user_error("rank {}, step {}: {} has coefficient {}, not an element of {} (valid: 0..{})", rank, t, where,
+                   term.coeff, field.name(), field.size() - 1);
+    }
+  };
+  std::vector<char> seen(prog.num_slots, 0);
+  for (uint32_t s : prog.inputs) {
+    if (s >= prog.num_slots) user_error("rank {}: input slot {} >= num_slots {}", rank, s, prog.num_slots);
+    if (seen[s]) user_error("rank {}: slot {} is loaded with two inputs", rank, s);
+    seen[s] = 1;
+  }
+  for (uint32_t s : prog.outputs)
+    if (s >= prog.num_slots) user_error("rank {}: output slot {} >= num_slots {}", rank, s, prog.num_slots);
+  ir::StepNo prev = 0;
+  for (const ir::Step& st : prog.steps) {
+    const ir::StepNo t = st.t;
+    if (t <= prev) user_error("rank {}: step {} follows step {} (steps must increase)", rank, t, prev);
+    if (t < 1 || t > num_steps) user_error("rank {}: step {} is outside 1..{}", rank, t, num_steps);
+    prev = t;
+    std::vector<char> sport(p, 0), rport(p, 0);
+    for (const ir::Send& s : st.sends) {
+      if (s.port >= p) user_error("rank {}, step {}: send on port {}, valid ports are 0..{}", rank, t, s.port, p - 1);
+      if (sport[s.port]++) user_error("rank {}, step {}: two sends on port {}", rank, t, s.port);
+      if (s.to >= K || s.to == rank)
+        user_error("rank {}, step {}: send to rank {} (valid: 0..{} except {})", rank, t, s.to, K - 1, rank);
+      if (static_cast<uint64_t>(t) + lambda - 1 > num_steps)
+        user_error("rank {}, step {}: a message sent now arrives in step {}, after the last step {}", rank, t,
+                   static_cast<uint64_t>(t) + lambda - 1, num_steps);
+      for (const ir::Combo& c : s.payload) check_terms(c.terms, t, "a send payload");
+    }
+    for (const ir::Recv& r : st.recvs) {
+      if (r.port >= p)
+        user_error("rank {}, step {}: receive on port {}, valid ports are 0..{}", rank, t, r.port, p - 1);
+      if (rport[r.port]++) user_error("rank {}, step {}: two receives on port {}", rank, t, r.port);
+      if (r.from >= K || r.from == rank)
+        user_error("rank {}, step {}: receive from rank {} (valid: 0..{} except {})", rank, t, r.from, K - 1, rank);
+      if (static_cast<uint64_t>(r.sent_at) + lambda - 1 != t || r.sent_at < 1)
+        user_error("rank {}, step {}: receive of a message sent in step {}; with lambda = {} it must be step {}", rank,
+                   t, r.sent_at, lambda, static_cast<int64_t>(t) - lambda + 1);
+      for (uint32_t s : r.into)
+        if (s >= prog.num_slots)
+          user_error("rank {}, step {}: receive into slot {}, the program has {} slots", rank, t, s, prog.num_slots);
+    }
+    for (const ir::Op& o : st.ops) {
+      if (o.dst >= prog.num_slots)
+        user_error("rank {}, step {}: op writes slot {}, the program has {} slots", rank, t, o.dst, prog.num_slots);
+      check_terms(o.terms, t, "an op");
+    }
+  }
+}
+
+// ─── compilation ─────────────────────────────────────────────────────────────
+
+uint32_t Engine::Impl::mad_table(Elem c) {
+  auto [it, fresh] = mad_index.try_emplace(c, static_cast<uint32_t>(mads.size()));
+  if (fresh) mads.push_back(gf::prepare_mad(field, c));
+  return it->second;
+}
+
+static bool all_ones(const std::vector<ir::Term>& terms) {
+  return std::all_of(terms.begin(), terms.end(), [](const ir::Term& t) { return t.coeff == 1; });
+}
+
+static std::vector<ir::Term> nonzero(const std::vector<ir::Term>& terms) {
+  std::vector<ir::Term> nz;
+  for (const ir::Term& t : terms)
+    if (t.coeff != 0) nz.push_back(t);
+  return nz;
+}
+
+// Worth a dot call: two or more terms, not a plain sum (a sum is cheaper as
+// copy + adds, which need no tables).
+static bool dot_worthy(const std::vector<ir::Term>& nz) { return nz.size() >= 2 && !all_ones(nz); }
+
+// rows[j] = (destination row, coefficients over src_units). Split so that no
+// kernel call exceeds kDotMaxSources × kDotMaxRows; source chunks after the
+// first are summed through dot scratch rows.
+void Engine::Impl::emit_dot(const std::vector<uint32_t>& src_units,
+                            const std::vector<std::pair<uint32_t, std::vector<Elem>>>& rows) {
+  const size_t k = src_units.size();
+  for (size_t r0 = 0; r0 < rows.size(); r0 += kDotMaxRows) {
+    const size_t m = std::min(kDotMaxRows, rows.size() - r0);
+    for (size_t s0 = 0; s0 < k; s0 += kDotMaxSources) {
+      const size_t kc = std::min(kDotMaxSources, k - s0);
+      COLLPLAN_ASSERT(s0 == 0 || dot_scratch_rows > 0, "a split dot call without dot scratch rows");
+      DotCall dc;
+      dc.src_units.assign(src_units.begin() + s0, src_units.begin() + s0 + kc);
+      std::vector<Elem> coeffs(m * kc);
+      for (size_t j = 0; j < m; ++j) {
+        for (size_t i = 0; i < kc; ++i) coeffs[j * kc + i] = rows[r0 + j].second[s0 + i];
+        dc.dst_units.push_back(s0 == 0 ? rows[r0 + j].first : dot_scratch_unit + static_cast<uint32_t>(j));
+      }
+      dc.tables = gf::prepare_dot(field, kc, m, coeffs.data());
+      emit(Code::dot, 0, 0, static_cast<uint32_t>(dots.size()));
+      dots.push_back(std::move(dc));
+      ++stats.dot_calls;
+      if (s0 > 0)
+        for (size_t j = 0; j < m; ++j) emit(Code::add, dot_scratch_unit + static_cast<uint32_t>(j), rows[r0 + j].first);
+    }
+  }
+}
+
+// target := Σ nz, where target is not among the sources (nz has no zero
+// coefficients).
+void Engine::Impl::emit_direct(const std::vector<ir::Term>& nz, uint32_t target) {
+  if (nz.empty()) {
+    emit(Code::zero, 0, target);
+  } else if (opt.use_dot && dot_worthy(nz)) {
+    std::vector<uint32_t> src;
+    std::vector<Elem> co;
+    for (const ir::Term& t : nz) {
+      src.push_back(t.slot);
+      co.push_back(t.coeff);
+    }
+    emit_dot(src, {{target, co}});
+  } else {
+    const ir::Term& f = nz.front();
+    if (f.coeff == 1)
+      emit(Code::copy, f.slot, target);
+    else
+      emit(Code::mul, f.slot, target, mad_table(f.coeff));
+    for (size_t i = 1; i < nz.size(); ++i) {
+      if (nz[i].coeff == 1)
+        emit(Code::add, nz[i].slot, target);
+      else
+        emit(Code::mad, nz[i].slot, target, mad_table(nz[i].coeff));
+    }
+  }
+}
+
+static bool same_sources(const std::vector<ir::Term>& a, const std::vector<ir::Term>& b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](const ir::Term& x, const ir::Term& y) { return x.slot == y.slot; });
+}
+
+static bool reads_slot(const std::vector<ir::Term>& terms, uint32_t s) {
+  return std::any_of(terms.begin(), terms.end(), [&](const ir::Term& t) { return t.slot == s; });
+}
+
+// A pending run of consecutive dot-candidate ops becomes one dot call over
+// the union of their sources (the shoot initialisation of prepare-and-shoot
+// is such a run), so each source row is read once for all of them instead of
+// once per op. Rows get coefficient 0 for union sources they do not use; a
+// run is extended only while that padding stays below a third of the
+// coefficients. The ops are independent (no dst is a source or another
+// dst of the run), which is what makes computing them together exact.
+static void distinct_slots(const std::vector<ir::Term>& terms, std::vector<uint32_t>& out) {
+  for (const ir::Term& t : terms)
+    if (std::find(out.begin(), out.end(), t.slot) == out.end()) out.push_back(t.slot);
+}
+
+void Engine::Impl::flush_op_group(std::vector<const ir::Op*>& group) {
+  if (group.empty()) return;
+  std::vector<uint32_t> src;
+  for (const ir::Op* o : group) distinct_slots(o->terms, src);
+  std::vector<std::pair<uint32_t, std::vector<Elem>>> rows;
+  for (const ir::Op* o : group) {
+    std::vector<Elem> co(src.size(), 0);
+    for (const ir::Term& t : o->terms) {
+      Elem& c = co[std::find(src.begin(), src.end(), t.slot) - src.begin()];
+      c = field.add(c, t.coeff);  // a slot named twice: its coefficients add
+    }
+    rows.emplace_back(o->dst, std::move(co));
+  }
+  emit_dot(src, rows);
+  group.clear();
+}
+
+bool Engine::Impl::joins_group(const std::vector<const ir::Op*>& group, const ir::Op& op) const {
+  if (group.empty()) return false;
+  std::vector<uint32_t> src, mine;
+  size_t used = 0;  // coefficients the ops really have (distinct slots per op)
+  for (const ir::Op* g : group) {
+    if (g->dst == op.dst || reads_slot(op.terms, g->dst)) return false;
+    std::vector<uint32_t> d;
+    distinct_slots(g->terms, d);
+    used += d.size();
+    distinct_slots(g->terms, src);
+  }
+  if (std::find(src.begin(), src.end(), op.dst) != src.end()) return false;
+  distinct_slots(op.terms, mine);
+  used += mine.size();
+  distinct_slots(op.terms, src);
+  // A union wider than one dot call needs the dot scratch rows, which the
+  // arena has only if some single combination is that wide.
+  size_t widest = op.terms.size();
+  for (const ir::Op* g : group) widest = std::max(widest, g->terms.size());
+  if (src.size() > std::max(kDotMaxSources, widest)) return false;
+  return 2 * src.size() * (group.size() + 1) <= 3 * used;
+}
+
+void Engine::Impl::emit_op(const ir::Op& op, std::vector<const ir::Op*>& group) {
+  const std::vector<ir::Term> nz = nonzero(op.terms);
+  const bool groupable = opt.use_dot && dot_worthy(nz) && !reads_slot(op.terms, op.dst);
+  if (groupable) {
+    if (!joins_group(group, op)) flush_op_group(group);
+    group.push_back(&op);
+    return;
+  }
+  flush_op_group(group);
+  size_t dst_uses = 0;
+  for (const ir::Term& t : nz) dst_uses += t.slot == op.dst;
+  if (dst_uses == 0) {
+    emit_direct(nz, op.dst);
+  } else if (dst_uses == 1 && nz.front().slot == op.dst) {
+    // dst := c·dst + Σ rest: scale in place, then accumulate. Sound because
+    // no later term reads dst.
+    if (nz.front().coeff != 1) emit(Code::mul, op.dst, op.dst, mad_table(nz.front().coeff));
+    for (size_t i = 1; i < nz.size(); ++i) {
+      if (nz[i].coeff == 1)
+        emit(Code::add, nz[i].slot, op.dst);
+      else
+        emit(Code::mad, nz[i].slot, op.dst, mad_table(nz[i].coeff));
+    }
+  } else {
+    // dst is read after it would be overwritten: evaluate aside, then copy.
+    emit_direct(nz, scratch_unit);
+    emit(Code::copy, scratch_unit, op.dst);
+  }
+}
+
+void Engine::Impl::compile(const ir::Program& prog) {
+  num_slots = prog.num_slots;
+  inputs = prog.inputs;
+  outputs = prog.outputs;
+
+  // Index the program's steps and collect the sends and receives.
+  struct RawSend {
+    const ir::Send* s;
+    ir::StepNo t;
+  };
+  struct RawRecv {
+    const ir::Recv* r;
+    ir::StepNo t;
+  };
+  std::vector<RawSend> raw_sends;
+  std::vector<RawRecv> raw_recvs;
+  for (const ir::Step& st : prog.steps) {
+    for (const ir::Send& s : st.sends) raw_sends.push_back({&s, st.t});
+    for (const ir::Recv& r : st.recvs) raw_recvs.push_back({&r, st.t});
+  }
+
+  // ── Zero-copy decisions (see engine.h). Every slot access gets a virtual
+  // time interval; an asynchronous access (a message the transport may read
+  // or write between posting and completion) is allowed only if nothing
+  // conflicting touches the same slot inside its interval.
+  std::vector<std::vector<Access>> acc(num_slots);
+  const uint64_t t_end = tm(static_cast<uint64_t>(num_steps) + 1, kEval);
+  for (uint32_t s : inputs) acc[s].push_back({0, 0, true, -1});
+  for (uint32_t s : outputs) acc[s].push_back({t_end, t_end, false, -1});
+  for (const ir::Step& st : prog.steps) {
+    for (const ir::Send& s : st.sends)
+      for (const ir::Combo& c : s.payload)
+        for (const ir::Term& term : c.terms) acc[term.slot].push_back({tm(st.t, kEval), tm(st.t, kEval), false, -1});
+    for (const ir::Op& o : st.ops) {
+      for (const ir::Term& term : o.terms) acc[term.slot].push_back({tm(st.t, kOps), tm(st.t, kOps), false, -1});
+      acc[o.dst].push_back({tm(st.t, kOps), tm(st.t, kOps), true, -1});
+    }
+  }
+  for (size_t i = 0; i < raw_recvs.size(); ++i)
+    for (uint32_t s : raw_recvs[i].r->into)
+      acc[s].push_back({tm(raw_recvs[i].t, kScatter), tm(raw_recvs[i].t, kScatter), true, static_cast<int64_t>(i)});
+
+  auto consecutive = [](const std::vector<uint32_t>& v) {
+    for (size_t i = 1; i < v.size(); ++i)
+      if (v[i] != v[0] + i) return false;
+    return !v.empty();
+  };
+  std::vector<char> direct(raw_recvs.size(), 0), zc(raw_sends.size(), 0);
+  if (opt.zero_copy) {
+    for (size_t i = 0; i < raw_recvs.size(); ++i) {
+      const ir::Recv& r = *raw_recvs[i].r;
+      if (!consecutive(r.into)) continue;
+      const uint64_t lo = tm(r.sent_at, kPost), hi = tm(raw_recvs[i].t, kScatter);
+      bool ok = true;
+      for (uint32_t s : r.into)
+        for (const Access& a : acc[s])
+          if (a.owner != static_cast<int64_t>(i) && a.lo <= hi && lo <= a.hi) ok = false;
+      if (!ok) continue;
+      direct[i] = 1;
+      for (uint32_t s : r.into)
+        for (Access& a : acc[s])
+          if (a.owner == static_cast<int64_t>(i)) a.lo = lo;
+    }
+    for (size_t i = 0; i < raw_sends.size(); ++i) {
+      const ir::Send& s = *raw_sends[i].s;
+      std::vector<uint32_t> slots;
+      bool units = true;
+      for (const ir::Combo& c : s.payload) {
+        if (c.terms.size() != 1 || c.terms[0].coeff != 1) units = false;
+        else slots.push_back(c.terms[0].slot);
+      }
+      if (!units || !consecutive(slots)) continue;
+      const uint64_t lo = tm(raw_sends[i].t, kPost), hi = tm(raw_sends[i].t + lambda - 1, kWait);
+      bool ok = true;
+      for (uint32_t sl : slots)
+        for (const Access& a : acc[sl])
+          if (a.write && a.lo <= hi && lo <= a.hi) ok = false;
+      zc[i] = ok;
+    }
+  }
+
+  // ── Arena layout: slots, send staging banks, receive staging banks,
+  // scratch rows. Bank b serves the messages sent in steps ≡ b (mod λ).
+  std::vector<uint64_t> send_need(static_cast<size_t>(num_steps) + 1, 0), recv_need(send_need.size(), 0);
+  for (size_t i = 0; i < raw_sends.size(); ++i)
+    if (!zc[i]) send_need[raw_sends[i].t] += raw_sends[i].s->payload.size();
+  for (size_t i = 0; i < raw_recvs.size(); ++i)
+    if (!direct[i]) recv_need[raw_recvs[i].r->sent_at] += raw_recvs[i].r->into.size();
+  std::vector<uint64_t> send_bank(lambda, 0), recv_bank(lambda, 0);
+  for (uint32_t t = 1; t <= num_steps; ++t) {
+    send_bank[t % lambda] = std::max(send_bank[t % lambda], send_need[t]);
+    recv_bank[t % lambda] = std::max(recv_bank[t % lambda], recv_need[t]);
+  }
+  uint64_t next = num_slots;
+  std::vector<uint64_t> send_bank_base(lambda), recv_bank_base(lambda);
+  for (uint32_t b = 0; b < lambda; ++b) send_bank_base[b] = next, next += send_bank[b];
+  for (uint32_t b = 0; b < lambda; ++b) recv_bank_base[b] = next, next += recv_bank[b];
+  bool need_scratch = false, need_dot_scratch = false;
+  for (const ir::Step& st : prog.steps)
+    for (const ir::Op& o : st.ops) {
+      const auto nz = nonzero(o.terms);
+      size_t uses = 0;
+      for (const ir::Term& t : nz) uses += t.slot == o.dst;
+      if (uses > 1 || (uses == 1 && nz.front().slot != o.dst)) need_scratch = true;
+    }
+  auto max_terms = [&] {
+    size_t m = 0;
+    for (const ir::Step& st : prog.steps) {
+      for (const ir::Send& s : st.sends)
+        for (const ir::Combo& c : s.payload) m = std::max(m, c.terms.size());
+      for (const ir::Op& o : st.ops) m = std::max(m, o.terms.size());
+    }
+    return m;
+  };
+  need_dot_scratch = opt.use_dot && max_terms() > kDotMaxSources;
+  scratch_unit = static_cast<uint32_t>(next);
+  next += need_scratch;
+  dot_scratch_unit = static_cast<uint32_t>(next);
+  dot_scratch_rows = need_dot_scratch ? static_cast<uint32_t>(kDotMaxRows) : 0;
+  next += dot_scratch_rows;
+  if (next > std::numeric_limits<uint32_t>::max())
+    user_error("rank {}: the program needs {} arena rows, more than the runtime supports (2^32 - 1)", rank, next);
+  units = static_cast<uint32_t>(next);
+
+  // ── Request ids: an id is taken when a request is posted and returned
+  // after the wait that completes it (λ−1 steps later).
+  std::vector<std::vector<size_t>> send_posts(num_steps + 1), recv_posts(num_steps + 1);
+  for (size_t i = 0; i < raw_sends.size(); ++i) send_posts[raw_sends[i].t].push_back(i);
+  for (size_t i = 0; i < raw_recvs.size(); ++i) recv_posts[raw_recvs[i].r->sent_at].push_back(i);
+
+  sends.resize(raw_sends.size());
+  recvs.resize(raw_recvs.size());
+  std::vector<ReqId> free_ids;
+  uint32_t id_count = 0;
+  auto take = [&] {
+    if (free_ids.empty()) return id_count++;
+    const ReqId id = free_ids.back();
+    free_ids.pop_back();
+    return id;
+  };
+
+  size_t si = 0;  // cursor into prog.steps
+  for (ir::StepNo t = 1; t <= num_steps; ++t) {
+    const ir::Step* st = si < prog.steps.size() && prog.steps[si].t == t ? &prog.steps[si++] : nullptr;
+    const int64_t due_from = static_cast<int64_t>(t) - lambda + 1;  // messages sent then are due now
+    const bool has_due = due_from >= 1 && (!send_posts[due_from].empty() || !recv_posts[due_from].empty());
+    if (!st && send_posts[t].empty() && recv_posts[t].empty() && !has_due) continue;
+    StepCode sc;
+    sc.t = t;
+
+    // (1) payloads of step t into staging, bank t mod λ.
+    sc.eval_b = static_cast<uint32_t>(instrs.size());
+    uint64_t off = send_bank_base[t % lambda];
+    // Payload elements with the same dot-worthy source list share one dot call.
+    std::vector<std::pair<const std::vector<ir::Term>*, std::vector<std::pair<uint32_t, std::vector<Elem>>>>> groups;
+    for (size_t i : send_posts[t]) {
+      const ir::Send& s = *raw_sends[i].s;
+      SendPlan& sp = sends[i];
+      sp.port = s.port;
+      sp.to = s.to;
+      sp.step = t;
+      sp.count = static_cast<uint32_t>(s.payload.size());
+      sp.zero_copy = zc[i];
+      if (zc[i]) {
+        sp.unit = s.payload.front().terms.front().slot;
+        ++stats.zero_copy_sends;
+        continue;
+      }
+      ++stats.staged_sends;
+      sp.unit = static_cast<uint32_t>(off);
+      for (const ir::Combo& c : s.payload) {
+        const uint32_t target = static_cast<uint32_t>(off++);
+        const auto nz = nonzero(c.terms);
+        if (opt.use_dot && dot_worthy(nz)) {
+          auto g = std::find_if(groups.begin(), groups.end(),
+                                [&](const auto& gr) { return same_sources(*gr.first, c.terms); });
+          if (g == groups.end()) {
+            groups.push_back({&c.terms, {}});
+            g = groups.end() - 1;
+          }
+          std::vector<Elem> co;
+          for (const ir::Term& term : c.terms) co.push_back(term.coeff);
+          g->second.emplace_back(target, std::move(co));
+        } else {
+          emit_direct(nz, target);
+        }
+      }
+    }
+    for (const auto& [terms, rows] : groups) {
+      std::vector<uint32_t> src;
+      for (const ir::Term& term : *terms) src.push_back(term.slot);
+      emit_dot(src, rows);
+    }
+    sc.eval_e = static_cast<uint32_t>(instrs.size());
+
+    // (2) post sends of t and receives of the messages sent in t.
+    // send_posts[t] are the sends of step t: one contiguous range of `sends`.
+    for (size_t i : send_posts[t]) sends[i].id = take();
+    sc.send_b = send_posts[t].empty() ? 0 : static_cast<uint32_t>(send_posts[t].front());
+    sc.send_e = send_posts[t].empty() ? 0 : static_cast<uint32_t>(send_posts[t].back() + 1);
+    uint64_t roff = recv_bank_base[t % lambda];
+    for (size_t i : recv_posts[t]) {
+      const ir::Recv& r = *raw_recvs[i].r;
+      RecvPlan& rp = recvs[i];
+      rp.port = r.port;
+      rp.from = r.from;
+      rp.sent_at = t;
+      rp.due = raw_recvs[i].t;
+      rp.count = static_cast<uint32_t>(r.into.size());
+      rp.direct = direct[i];
+      if (direct[i]) {
+        rp.unit = r.into.front();
+        ++stats.direct_recvs;
+      } else {
+        rp.unit = static_cast<uint32_t>(roff);
+        roff += r.into.size();
+        ++stats.staged_recvs;
+      }
+      rp.id = take();
+    }
+    // recv_posts[t] lists receives in program order of their due step, which
+    // is increasing, so they form one contiguous range of `recvs` too.
+    sc.rpost_b = recv_posts[t].empty() ? 0 : static_cast<uint32_t>(recv_posts[t].front());
+    sc.rpost_e = recv_posts[t].empty() ? 0 : static_cast<uint32_t>(recv_posts[t].back() + 1);
+
+    // (3) wait for what is due: receives first (their data is needed), then
+    // this rank's sends of the same step (their staging is reused later).
+    sc.wait_b = static_cast<uint32_t>(wait_ids.size());
+    if (due_from >= 1) {
+      for (size_t i : recv_posts[due_from]) {
+        wait_ids.push_back(recvs[i].id);
+        wait_refs.push_back({false, static_cast<uint32_t>(i)});
+      }
+      for (size_t i : send_posts[due_from]) {
+        wait_ids.push_back(sends[i].id);
+        wait_refs.push_back({true, static_cast<uint32_t>(i)});
+      }
+    }
+    sc.wait_e = static_cast<uint32_t>(wait_ids.size());
+    for (uint32_t w = sc.wait_b; w < sc.wait_e; ++w) free_ids.push_back(wait_ids[w]);
+
+    // (4) staged receives into their slots (program order), then the ops.
+    sc.after_b = static_cast<uint32_t>(instrs.size());
+    if (due_from >= 1)
+      for (size_t i : recv_posts[due_from]) {
+        if (recvs[i].direct) continue;
+        const ir::Recv& r = *raw_recvs[i].r;
+        for (size_t e = 0; e < r.into.size(); ++e) emit(Code::copy, recvs[i].unit + static_cast<uint32_t>(e), r.into[e]);
+      }
+    if (st) {
+      std::vector<const ir::Op*> group;
+      for (const ir::Op& o : st->ops) emit_op(o, group);
+      flush_op_group(group);
+    }
+    sc.after_e = static_cast<uint32_t>(instrs.size());
+    steps.push_back(sc);
+  }
+  stats.max_requests = id_count;
+  stats.units = units;
+  stats.instructions = instrs.size();
+}
+
+static const ir::Program& program_of(const ir::Plan& plan, ir::Rank rank) {
+  if (rank >= plan.ranks.size()) user_error("rank {} is not in a plan of {} ranks", rank, plan.ranks.size());
+  if (plan.ranks[rank].rank != rank)
+    user_error("plan.ranks[{}] holds the program of rank {}", rank, plan.ranks[rank].rank);
+  if (plan.ranks.size() != num_ranks(plan.spec))
+    user_error("the plan has {} programs, its spec needs {}", plan.ranks.size(), num_ranks(plan.spec));
+  return plan.ranks[rank];
+}
+
+// ─── slot layout ─────────────────────────────────────────────────────────────
+//
+// A message goes without a copy only if its slots are adjacent rows of the
+// arena, and generators number slots for their own convenience (prepare-and-
+// shoot sends slots 0, 3, 6 and receives into 1, 4, 7). So the engine chooses
+// the row of every slot: each multi-element message asks for its slots to be
+// a chain s1 → s2 → …; messages are granted largest first, whole or not at
+// all, as long as chains stay simple paths; chains are then laid out in the
+// order of their first slot. Only adjacency changes; the program's meaning
+// does not (it is renamed consistently).
+static std::vector<uint32_t> slot_layout(const ir::Program& prog) {
+  const uint32_t n = prog.num_slots;
+  constexpr uint32_t none = std::numeric_limits<uint32_t>::max();
+  std::vector<std::vector<uint32_t>> wants;
+  for (const ir::Step& st : prog.steps) {
+    for (const ir::Send& s : st.sends) {
+      std::vector<uint32_t> v;
+      for (const ir::Combo& c : s.payload) {
+        if (c.terms.size() != 1 || c.terms[0].coeff != 1) {
+          v.clear();
+          break;
+        }
+        v.push_back(c.terms[0].slot);
+      }
+      if (v.size() >= 2) wants.push_back(std::move(v));
+    }
+    for (const ir::Recv& r : st.recvs)
+      if (r.into.size() >= 2) wants.push_back(r.into);
+  }
+  std::stable_sort(wants.begin(), wants.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::vector<uint32_t> next(n, none), prev(n, none);
+  std::vector<std::pair<uint32_t, uint32_t>> added;
+  for (const auto& w : wants) {
+    added.clear();
+    bool ok = true;
+    for (size_t i = 0; i + 1 < w.size() && ok; ++i) {
+      const uint32_t a = w[i], b = w[i + 1];
+      if (next[a] == b) continue;
+      if (a == b || next[a] != none || prev[b] != none) {
+        ok = false;
+        break;
+      }
+      uint32_t h = a;  // a → b closes a cycle iff b already heads a's chain
+      while (prev[h] != none) h = prev[h];
+      if (h == b) {
+        ok = false;
+        break;
+      }
+      next[a] = b;
+      prev[b] = a;
+      added.emplace_back(a, b);
+    }
+    if (!ok)
+      for (auto [a, b] : added) next[a] = prev[b] = none;
+  }
+  std::vector<uint32_t> pos(n, none);
+  uint32_t row = 0;
+  for (uint32_t s = 0; s < n; ++s)
+    if (prev[s] == none)
+      for (uint32_t c = s; c != none; c = next[c]) pos[c] = row++;
+  return pos;
+}
+
+static ir::Program relabel(const ir::Program& prog, const std::vector<uint32_t>& pos) {
+  ir::Program p = prog;
+  for (uint32_t& s : p.inputs) s = pos[s];
+  for (uint32_t& s : p.outputs) s = pos[s];
+  for (ir::Step& st : p.steps) {
+    for (ir::Send& s : st.sends)
+      for (ir::Combo& c : s.payload)
+        for (ir::Term& t : c.terms) t.slot = pos[t.slot];
+    for (ir::Recv& r : st.recvs)
+      for (uint32_t& x : r.into) x = pos[x];
+    for (ir::Op& o : st.ops) {
+      o.dst = pos[o.dst];
+      for (ir::Term& t : o.terms) t.slot = pos[t.slot];
+    }
+  }
+  return p;
+}
+
+Engine::Engine(const ir::Plan& plan, ir::Rank rank, EngineOptions opt)
+    : Engine(plan.spec, plan.num_steps, program_of(plan, rank), opt) {}
+
+Engine::Engine(const Spec& spec, uint32_t num_steps, const ir::Program& prog, EngineOptions opt)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.field = spec.field;
+  m.eb = spec.field.elem_bytes();
+  m.rank = prog.rank;
+  m.K = num_ranks(spec);
+  m.p = spec.p;
+  m.lambda = spec.lambda;
+  m.num_steps = num_steps;
+  m.opt = opt;
+  if (m.p < 1) user_error("p = {} is invalid: p >= 1 ports", m.p);
+  if (m.lambda < 1) user_error("lambda = {} is invalid: lambda >= 1", m.lambda);
+  if (m.rank >= m.K) user_error("rank {} is not in a plan of {} ranks", m.rank, m.K);
+  m.validate(prog);
+  if (opt.zero_copy)
+    m.compile(relabel(prog, slot_layout(prog)));
+  else
+    m.compile(prog);
+}
+
+Engine::~Engine() = default;
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+
+ir::Rank Engine::rank() const { return impl_->rank; }
+const Field& Engine::field() const { return impl_->field; }
+size_t Engine::num_inputs() const { return impl_->inputs.size(); }
+size_t Engine::num_outputs() const { return impl_->outputs.size(); }
+size_t Engine::elem_bytes() const { return impl_->eb; }
+const Engine::Stats& Engine::stats() const { return impl_->stats; }
+
+size_t Engine::arena_bytes(size_t len) const {
+  size_t row = 0, total = 0;
+  if (__builtin_mul_overflow(len, impl_->eb, &row) || __builtin_mul_overflow(row, size_t{impl_->units}, &total))
+    user_error("rank {}: vectors of {} elements need an arena larger than the address space", impl_->rank, len);
+  return total;
+}
+
+void Engine::prepare(size_t len) {
+  Impl& m = *impl_;
+  if (len == 0) user_error("vector length len = 0 is invalid: len >= 1 elements");
+  if (len == m.len && m.arena) return;
+  const size_t bytes = arena_bytes(len);
+  // 64-byte aligned base: rows themselves are packed (see engine.h), but the
+  // first row and every large row start well aligned for the SIMD kernels.
+  const size_t alloc = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void* a = std::aligned_alloc(64, alloc);
+  if (!a) throw std::bad_alloc();
+  std::memset(a, 0, alloc);  // unwritten slots read as zero, deterministically
+  std::free(m.arena);
+  m.arena = static_cast<std::byte*>(a);
+  m.arena_size = bytes;
+  m.len = len;
+  m.row = len * m.eb;
+
+  m.ptrs.clear();
+  for (DotCall& dc : m.dots) {
+    dc.ptr_off = static_cast<uint32_t>(m.ptrs.size());
+    for (uint32_t u : dc.src_units) m.ptrs.push_back(m.at(u));
+    for (uint32_t u : dc.dst_units) m.ptrs.push_back(m.at(u));
+  }
+  for (Instr& in : m.instrs)
+    if (in.code == Code::dot) in.src = m.dots[in.tab].ptr_off;
+  m.send_desc.resize(m.sends.size());
+  for (size_t i = 0; i < m.sends.size(); ++i) {
+    const SendPlan& s = m.sends[i];
+    m.send_desc[i] = SendDesc{s.port, s.to, s.step, m.at(s.unit), static_cast<size_t>(s.count) * m.row};
+  }
+  m.recv_desc.resize(m.recvs.size());
+  for (size_t i = 0; i < m.recvs.size(); ++i) {
+    const RecvPlan& r = m.recvs[i];
+    m.recv_desc[i] = RecvDesc{r.port, r.from, r.sent_at, m.at(r.unit), static_cast<size_t>(r.count) * m.row};
+  }
+}
+
+// ─── the round loop ──────────────────────────────────────────────────────────
+
+void Engine::Impl::exec(uint32_t b, uint32_t e) const {
+  const Instr* in = instrs.data() + b;
+  const Instr* end = instrs.data() + e;
+  for (; in != end; ++in) {
+    switch (in->code) {
+      case Code::zero:
+        std::memset(at(in->dst), 0, row);
+        break;
+      case Code::copy:
+        if (in->src != in->dst) std::memcpy(at(in->dst), at(in->src), row);
+        break;
+      case Code::mul:
+        gf::mul_prepared(field, mads[in->tab], at(in->src), at(in->dst), len);
+        break;
+      case Code::add:
+        gf::add(field, at(in->src), at(in->dst), len);
+        break;
+      case Code::mad:
+        gf::mad_prepared(field, mads[in->tab], at(in->src), at(in->dst), len);
+        break;
+      case Code::dot: {
+        const DotCall& dc = dots[in->tab];
+        void* const* p = ptrs.data() + in->src;
+        gf::dot_prepared(field, dc.tables, p, p + dc.src_units.size(), len);
+        break;
+      }
+    }
+  }
+}
+
+void Engine::Impl::fail(Transport& tr, Status st, ir::StepNo t, const WaitRef* ref, const char* what) const {
+  const std::string detail = tr.error_detail();
+  tr.abandon();
+  std::string msg;
+  if (ref && ref->is_send) {
+    const SendPlan& s = sends[ref->index];
+    msg = fmt::format("rank {}, step {}: {} the send to rank {} on port {} (sent in step {}, {} bytes) failed: {}", rank,
+                      t, what, s.to, s.port, s.step, static_cast<size_t>(s.count) * row, status_name(st));
+  } else if (ref) {
+    const RecvPlan& r = recvs[ref->index];
+    msg = fmt::format(
+        "rank {}, step {}: {} the receive from rank {} on port {} (message sent in step {}, due in step {}, {} bytes) "
+        "failed: {}",
+        rank, t, what, r.from, r.port, r.sent_at, r.due, static_cast<size_t>(r.count) * row, status_name(st));
+  } else {
+    msg = fmt::format("rank {}, step {}: {} failed: {}", rank, t, what, status_name(st));
+  }
+  if (!detail.empty()) msg += fmt::format(" ({})", detail);
+  if (st == Status::aborted) throw RunAborted(msg);
+  throw UserError(msg);
+}
+
+void Engine::run(Transport& tr, const void* const* inputs, void* const* outputs, size_t len) {
+  Impl& m = *impl_;
+  prepare(len);
+  if (tr.rank() != m.rank || tr.size() != m.K)
+    user_error("rank {}'s program was given the transport endpoint of rank {} in a world of {} (plan: {} ranks)",
+               m.rank, tr.rank(), tr.size(), m.K);
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    if (!inputs[i]) user_error("rank {}: input {} is a null pointer", m.rank, i);
+    std::memcpy(m.at(m.inputs[i]), inputs[i], m.row);
+  }
+  for (size_t j = 0; j < m.outputs.size(); ++j)
+    if (!outputs[j]) user_error("rank {}: output {} is a null pointer", m.rank, j);
+
+  Status st = tr.begin(m.stats.max_requests);
+  if (st != Status::ok) m.fail(tr, st, 0, nullptr, "starting the transport:");
+
+  for (const StepCode& sc : m.steps) {
+    m.exec(sc.eval_b, sc.eval_e);
+    for (uint32_t i = sc.send_b; i < sc.send_e; ++i) {
+      st = tr.post_send(m.sends[i].id, m.send_desc[i]);
+      if (st != Status::ok) {
+        const WaitRef ref{true, i};
+        m.fail(tr, st, sc.t, &ref, "posting");
+      }
+    }
+    for (uint32_t i = sc.rpost_b; i < sc.rpost_e; ++i) {
+      st = tr.post_recv(m.recvs[i].id, m.recv_desc[i]);
+      if (st != Status::ok) {
+        const WaitRef ref{false, i};
+        m.fail(tr, st, sc.t, &ref, "posting");
+      }
+    }
+    if (sc.wait_e > sc.wait_b) {
+      size_t failed = 0;
+      st = tr.wait(m.wait_ids.data() + sc.wait_b, sc.wait_e - sc.wait_b, &failed);
+      if (st != Status::ok) m.fail(tr, st, sc.t, &m.wait_refs[sc.wait_b + failed], "completing");
+    }
+    m.exec(sc.after_b, sc.after_e);
+  }
+
+  st = tr.end();
+  if (st != Status::ok) m.fail(tr, st, m.num_steps, nullptr, "finishing the transport:");
+  for (size_t j = 0; j < m.outputs.size(); ++j) std::memcpy(outputs[j], m.at(m.outputs[j]), m.row);
+}
+
+}  // namespace collplan::rt
