@@ -35,11 +35,7 @@ int main() {
         Matrix A = materialize(matrix_random(K, 1 + r, f), f);
         auto t1 = Clock::now();
         tm.push_back(secs(t0, t1));
-        Spec s;
-        s.K = K;
-        s.p = p;
-        s.field = f;
-        s.matrix = matrix_random(K, 1 + r, f);
+        const Spec s = make_encode_spec(K, p, 1, f, matrix_random(K, 1 + r, f));
         passes::CompileOptions opt;
         auto t2 = Clock::now();
         auto res = passes::compile(s, opt);  // generator + verify + drop-zeros + verify

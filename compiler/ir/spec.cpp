@@ -50,6 +50,17 @@ std::string Digest::hex() const {
   return s;
 }
 
+Spec make_encode_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec m) {
+  Spec s;
+  s.op = OpKind::Encode;
+  s.K = K;
+  s.p = p;
+  s.lambda = lambda;
+  s.field = f;
+  s.matrix = std::move(m);
+  return s;
+}
+
 void validate_spec_basics(const Spec& s) {
   if (s.K < 2) user_error("K = {} is too small: a collective needs K >= 2 processors", s.K);
   if (s.K > (1u << 24)) user_error("K = {} is too large: collplan supports K <= 16777216", s.K);

@@ -75,6 +75,9 @@ struct Spec {
   friend bool operator==(const Spec&, const Spec&) = default;
 };
 
+// An all-to-all encode spec (the fields every encode caller sets).
+Spec make_encode_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec m);
+
 // Number of processors a plan for `s` runs on: N for decentralized-encode
 // (K sources + N-K sinks), K otherwise.
 inline uint32_t num_ranks(const Spec& s) { return s.op == OpKind::DecentralizedEncode ? s.N : s.K; }

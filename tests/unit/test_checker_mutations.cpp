@@ -17,14 +17,7 @@ using ir::Plan;
 namespace {
 
 Plan valid_plan(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, bool zero_drop) {
-  Spec s;
-  s.op = OpKind::Encode;
-  s.K = K;
-  s.p = p;
-  s.lambda = lambda;
-  s.field = f;
-  s.matrix = matrix_random(K, K * 31 + p, f);
-  Plan plan = gen::prepare_shoot(s);
+  Plan plan = gen::prepare_shoot(make_encode_spec(K, p, lambda, f, matrix_random(K, K * 31 + p, f)));
   if (zero_drop) passes::drop_zeros(plan);
   return plan;
 }

@@ -32,17 +32,6 @@ void approve_or_compare(const std::string& name, const std::string& text) {
   REQUIRE(ss.str() == text);
 }
 
-Spec spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec ms) {
-  Spec s;
-  s.op = OpKind::Encode;
-  s.K = K;
-  s.p = p;
-  s.lambda = lambda;
-  s.field = f;
-  s.matrix = std::move(ms);
-  return s;
-}
-
 std::string compiled_text(const Spec& s, bool optimise) {
   passes::CompileOptions opt;
   if (!optimise) opt.passes.clear();
@@ -52,21 +41,21 @@ std::string compiled_text(const Spec& s, bool optimise) {
 }  // namespace
 
 TEST_CASE("golden: encode K=4 p=1 gf256 random", "[golden]") {
-  approve_or_compare("encode-K4-p1-gf256.txt", compiled_text(spec(4, 1, 1, Field::gf256(), matrix_random(4, 7, Field::gf256())), true));
+  approve_or_compare("encode-K4-p1-gf256.txt", compiled_text(make_encode_spec(4, 1, 1, Field::gf256(), matrix_random(4, 7, Field::gf256())), true));
 }
 
 TEST_CASE("golden: encode K=9 p=1 gf256 random, paper schedule (no passes)", "[golden]") {
   approve_or_compare("encode-K9-p1-gf256-nopass.txt",
-                     compiled_text(spec(9, 1, 1, Field::gf256(), matrix_random(9, 1, Field::gf256())), false));
+                     compiled_text(make_encode_spec(9, 1, 1, Field::gf256(), matrix_random(9, 1, Field::gf256())), false));
 }
 
 TEST_CASE("golden: encode K=5 p=2 lambda=2 prime:65537 vandermonde", "[golden]") {
   const Field f = Field::prime(65537);
   approve_or_compare("encode-K5-p2-l2-p65537-vandermonde.txt",
-                     compiled_text(spec(5, 2, 2, f, matrix_vandermonde({1, 2, 3, 4, 5}, f)), true));
+                     compiled_text(make_encode_spec(5, 2, 2, f, matrix_vandermonde({1, 2, 3, 4, 5}, f)), true));
 }
 
 TEST_CASE("golden: encode K=3 p=4 gf65536 identity (ports to spare)", "[golden]") {
   approve_or_compare("encode-K3-p4-gf65536-identity.txt",
-                     compiled_text(spec(3, 4, 1, Field::gf65536(), matrix_identity(3, Field::gf65536())), true));
+                     compiled_text(make_encode_spec(3, 4, 1, Field::gf65536(), matrix_identity(3, Field::gf65536())), true));
 }

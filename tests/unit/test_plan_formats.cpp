@@ -765,15 +765,7 @@ TEST_CASE("text: long payloads and term lists wrap within the width", "[formats]
 // ─── Generated plans ────────────────────────────────────────────────────────
 
 namespace {
-Spec encode_spec(uint32_t K, uint32_t p, const Field& f) {
-  Spec s;
-  s.op = OpKind::Encode;
-  s.K = K;
-  s.p = p;
-  s.field = f;
-  s.matrix = matrix_random(K, 2024, f);
-  return s;
-}
+Spec encode_spec(uint32_t K, uint32_t p, const Field& f) { return make_encode_spec(K, p, 1, f, matrix_random(K, 2024, f)); }
 }  // namespace
 
 TEST_CASE("formats: a generated prepare-and-shoot plan round-trips and still verifies", "[formats]") {

@@ -18,14 +18,7 @@ using namespace collplan;
 namespace {
 
 Spec encode_spec(uint32_t K, uint32_t p, const Field& f, uint64_t seed, uint32_t lambda = 1) {
-  Spec s;
-  s.op = OpKind::Encode;
-  s.K = K;
-  s.p = p;
-  s.lambda = lambda;
-  s.field = f;
-  s.matrix = matrix_random(K, seed, f);
-  return s;
+  return make_encode_spec(K, p, lambda, f, matrix_random(K, seed, f));
 }
 
 std::vector<Field> three_fields() { return {Field::gf256(), Field::gf65536(), Field::prime(65537)}; }

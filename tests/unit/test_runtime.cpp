@@ -79,15 +79,7 @@ std::vector<Field> runtime_fields() {
 
 const std::vector<size_t> kLens = {1, 7, 4096, 4099};
 
-Spec rt_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f) {
-  Spec s;
-  s.op = OpKind::Encode;
-  s.K = K;
-  s.p = p;
-  s.lambda = lambda;
-  s.field = f;
-  return s;
-}
+Spec rt_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f) { return make_encode_spec(K, p, lambda, f, {}); }
 
 // ── An independent scalar evaluation of a plan, straight from ir/plan.h:
 // per step, every rank's sends (from the slots at the end of the previous
