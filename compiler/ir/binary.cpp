@@ -169,7 +169,7 @@ void write_spec(Writer& w, const Spec& s, uint32_t num_steps) {
   const uint32_t eb = s.field.elem_bytes();
   w.u8(static_cast<uint8_t>(s.op));
   w.u8(static_cast<uint8_t>(s.field.kind()));
-  w.u16(0);
+  w.u16(s.exclusive ? 1 : 0);  // spec flags
   w.u32(s.K);
   w.u32(s.p);
   w.u32(s.lambda);
@@ -395,7 +395,9 @@ Spec read_spec(Reader& rd, uint32_t& num_steps) {
   uint8_t kind = rd.u8("field kind");
   if (kind != static_cast<uint8_t>(FieldKind::GF2m) && kind != static_cast<uint8_t>(FieldKind::Prime))
     rd.fail("unknown field kind {} (valid: 1 = gf2m, 2 = prime)", kind);
-  if (uint16_t r = rd.u16("reserved"); r != 0) rd.fail("reserved field is {} (must be 0)", r);
+  const uint16_t flags = rd.u16("spec flags");
+  if (flags & ~1u) rd.fail("spec flags are {:#x} (valid: bit 0 = exclusive prefix)", flags);
+  s.exclusive = flags & 1;
   s.K = rd.u32("K");
   s.p = rd.u32("p");
   s.lambda = rd.u32("lambda");

@@ -13,7 +13,7 @@
 //               content_hash:digest          (see "Integrity" below)
 //               file_size:u64   header_size:u32   num_ranks:u32 (= K)
 //   header   := spec num_steps:u32                  (header_size bytes)
-//   spec     := op:u8 field_kind:u8 reserved:u16=0 K:u32 p:u32 lambda:u32
+//   spec     := op:u8 field_kind:u8 flags:u16 K:u32 p:u32 lambda:u32     (flags bit 0: exclusive prefix)
 //               field_m:u32 field_poly:u32 field_q:u64
 //               algorithm:str blocks:u32 root:u32 N:u32 counts:(n:u32 u32[n])
 //               matrix

@@ -90,6 +90,7 @@ J spec_json(const Spec& s, bool with_matrix) {
   if (s.op == OpKind::Broadcast || s.op == OpKind::Reduce || s.root != 0) j["root"] = s.root;
   if (s.op == OpKind::DecentralizedEncode || s.N != 0) j["N"] = s.N;
   if (s.op == OpKind::Allgatherv || !s.counts.empty()) j["counts"] = s.counts;
+  if (s.exclusive) j["exclusive"] = true;
   return j;
 }
 
@@ -334,7 +335,7 @@ MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f) 
 
 Spec parse_spec(const json& v, const std::string& path) {
   need_object(v, path);
-  only_keys(v, path, {"op", "K", "p", "lambda", "field", "matrix", "algorithm", "blocks", "root", "N", "counts"});
+  only_keys(v, path, {"op", "K", "p", "lambda", "field", "matrix", "algorithm", "blocks", "root", "N", "counts", "exclusive"});
   Spec s;
   const std::string op = as_string(need(v, "op", path), member(path, "op"));
   try {
@@ -350,6 +351,10 @@ Spec parse_spec(const json& v, const std::string& path) {
   if (const json* b = maybe(v, "blocks")) s.blocks = as_u32(*b, member(path, "blocks"));
   if (const json* r = maybe(v, "root")) s.root = as_u32(*r, member(path, "root"));
   if (const json* n = maybe(v, "N")) s.N = as_u32(*n, member(path, "N"));
+  if (const json* e = maybe(v, "exclusive")) {
+    if (!e->is_boolean()) bad(member(path, "exclusive"), "expected true or false, got {}", type_name(*e));
+    s.exclusive = e->get<bool>();
+  }
   if (const json* c = maybe(v, "counts")) {
     const std::string cp = member(path, "counts");
     need_array(*c, cp);

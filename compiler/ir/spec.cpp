@@ -73,6 +73,10 @@ void validate_spec_basics(const Spec& s) {
     user_error("root = {} is not a processor (valid: 0..{})", s.root, s.K - 1);
   if (s.op == OpKind::Allgatherv && s.counts.size() != s.K)
     user_error("allgatherv needs one count per rank: got {} counts for K = {}", s.counts.size(), s.K);
+  if (s.op == OpKind::Prefix && !s.counts.empty() && s.counts.size() != s.K)
+    user_error("prefix over blocks needs one item count per rank: got {} counts for K = {}", s.counts.size(), s.K);
+  if (s.exclusive && s.op != OpKind::Prefix)
+    user_error("exclusive applies to prefix only, not to {}", op_name(s.op));
 }
 
 }  // namespace collplan

@@ -71,7 +71,8 @@ struct Spec {
   uint32_t blocks = 1;      // n: blocks per buffer (block operations)
   uint32_t root = 0;        // broadcast / reduce
   uint32_t N = 0;           // decentralized-encode: processors (K sources)
-  std::vector<uint32_t> counts;  // allgatherv: blocks per rank
+  std::vector<uint32_t> counts;  // allgatherv: blocks per rank; prefix: items per rank (empty = 1 each)
+  bool exclusive = false;        // prefix: exclusive scan (rank k gets v_0 ⊕ … ⊕ v_{k−1})
   friend bool operator==(const Spec&, const Spec&) = default;
 };
 

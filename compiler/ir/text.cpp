@@ -127,6 +127,7 @@ void header_text(std::string& out, const Plan& plan, std::optional<Rank> only_ra
   }
   line("algorithm", s.algorithm.empty() ? "(unnamed)" : s.algorithm);
   line("blocks", std::to_string(s.blocks));
+  if (s.exclusive) line("scan", "exclusive");
   if (s.op == OpKind::Broadcast || s.op == OpKind::Reduce || s.root != 0) line("root", std::to_string(s.root));
   if (s.op == OpKind::DecentralizedEncode || s.N != 0) line("N", std::to_string(s.N));
   if (s.op == OpKind::Allgatherv || !s.counts.empty()) {

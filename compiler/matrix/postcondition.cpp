@@ -82,8 +82,16 @@ Postcondition postcondition(const Spec& s) {
     pc.outputs_per_rank.assign(K, static_cast<uint32_t>(total));
   } else if (s.op == OpKind::Allreduce) {
     uniform(n, n);
-  } else {  // Prefix
-    uniform(1, 1);
+  } else {  // Prefix: counts[k] items at rank k (1 each when counts is empty)
+    if (s.counts.empty()) {
+      uniform(1, 1);
+    } else {
+      uint64_t total = 0;
+      for (uint32_t c : s.counts) total += c;
+      if (total == 0 || total > (1u << 24)) user_error("prefix: total item count {} must be in 1..16777216", total);
+      pc.inputs_per_rank = s.counts;
+      pc.outputs_per_rank = s.counts;
+    }
   }
   set_offsets(pc);
   pc.map = Matrix::zeros(pc.num_inputs(), pc.num_outputs());
@@ -107,7 +115,11 @@ Postcondition postcondition(const Spec& s) {
           for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[src] + b, o + b) = 1;
         break;
       case OpKind::Prefix:
-        for (uint32_t src = 0; src <= k; ++src) pc.map.at(src, o) = 1;
+        // Item g (global, rank-major) gets items 0..g (inclusive) or 0..g−1.
+        for (uint32_t j = 0; j < pc.outputs_per_rank[k]; ++j) {
+          const uint32_t g = pc.input_offset[k] + j;
+          for (uint32_t i = 0; i < g + (s.exclusive ? 0 : 1); ++i) pc.map.at(i, o + j) = 1;
+        }
         break;
       default:
         break;

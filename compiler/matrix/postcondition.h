@@ -10,8 +10,9 @@
 //   allgather     every rank: n inputs and K·n outputs (all blocks, rank order).
 //   allgatherv    rank k: counts[k] inputs; every rank Σcounts outputs.
 //   allreduce     every rank: n inputs and n outputs (block-wise sums).
-//   prefix        1 input and 1 output per rank; map upper-triangular ones
-//                 (rank k gets v_0 + … + v_k).
+//   prefix        counts[k] items in and out at rank k (1 when counts is
+//                 empty); item g gets v_0 + … + v_g, or v_0 + … + v_{g−1}
+//                 when spec.exclusive (item 0 then gets the zero element).
 //   decentralized-encode: not built by this module yet (UserError).
 #pragma once
 
