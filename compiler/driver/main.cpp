@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gen/postal_encode.h"
 #include "gen/prepare_shoot.h"
 #include "gen/registry.h"
 #include "ir/binary.h"
@@ -182,10 +183,7 @@ ir::Plan load_plan(const std::string& path) {
 
 // ---- subcommands -------------------------------------------------------------
 
-struct Costing {
-  double beta = 0.0, tau = 0.0;  // both 0: no modeled time is printed
-  uint64_t len = 1;
-};
+using Costing = gen::CostModel;
 
 void print_cost(const passes::CostReport& c, const Costing& m, const passes::CostReport* before) {
   std::cout << passes::cost_text(c, m.beta, m.tau, m.len);
@@ -198,6 +196,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
   const Spec spec = build_spec(sf);
   passes::CompileOptions opt;
   opt.algorithm = algorithm;
+  opt.cost_model = m;
   opt.passes.clear();
   if (passes_csv != "none" && !passes_csv.empty()) {
     std::stringstream ss(passes_csv);
@@ -359,9 +358,10 @@ int main(int argc, char** argv) {
   bool with_matrix = false, quiet = false, json = false;
   Costing costing;
   auto add_costing = [&](CLI::App* c) {
-    c->add_option("--beta", costing.beta, "start-up time per step, for the modeled time")->capture_default_str();
-    c->add_option("--tau", costing.tau, "time per element, for the modeled time")->capture_default_str();
-    c->add_option("--cost-len", costing.len, "elements per vector, for the modeled time")->capture_default_str();
+    c->add_option("--beta", costing.beta, "cost model: start-up time per step (modeled time C1*beta + C2*len*tau; auto choices use it)")
+        ->capture_default_str();
+    c->add_option("--tau", costing.tau, "cost model: time per element")->capture_default_str();
+    c->add_option("--cost-len", costing.len, "cost model: elements per vector (len)")->capture_default_str();
   };
 
   auto* compile = app.add_subcommand("compile", "compile a spec into a verified plan (.cplan and/or JSON)");

@@ -47,6 +47,15 @@ std::vector<uint64_t> PrepareShootShape::round_sizes() const {
   return v;
 }
 
+uint64_t PrepareShootShape::C2_zero_dropped() const {
+  const uint64_t n_eff = (K + m - 1) / m;
+  uint64_t c2 = (m - 1) / p;  // prepare rounds: unchanged
+  uint64_t bt1 = 1;           // b^{t−1}
+  for (uint32_t t = 1; t <= Ts; ++t, bt1 *= b)
+    if (n_eff > bt1) c2 += (n_eff - bt1 + bt1 * b - 1) / (bt1 * b);
+  return c2;
+}
+
 PrepareShootShape prepare_shoot_shape(uint32_t K, uint32_t p) {
   if (K < 2) user_error("K = {} is too small: all-to-all encode needs K >= 2", K);
   if (p < 1) user_error("p = {} is invalid: p >= 1 ports", p);

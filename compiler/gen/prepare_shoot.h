@@ -21,6 +21,12 @@ struct PrepareShootShape {
   uint64_t C2() const { return (m - 1) / p + (n - 1) / p; }
   // Per-round message sizes 1, b, …, b^{Tp−1}, b^{Ts−1}, …, 1.
   std::vector<uint64_t> round_sizes() const;
+  // C2 after the drop-zeros pass: the shoot variables l >= ⌈K/m⌉ are zero
+  // throughout (a zero variable only ever receives from larger l), so shoot
+  // round t carries #{j : b^{t−1} + j·b^t < ⌈K/m⌉} elements on its fullest
+  // port (exact on the tested grid K <= 64, p <= 4; in general an upper
+  // bound, since a port with ρ·δ_t ≡ 0 (mod K) adds locally).
+  uint64_t C2_zero_dropped() const;
 };
 PrepareShootShape prepare_shoot_shape(uint32_t K, uint32_t p);
 

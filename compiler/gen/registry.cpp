@@ -5,12 +5,44 @@
 
 namespace collplan::gen {
 
+namespace {
+
+// Estimates are of the plan the default pipeline delivers (after
+// drop-zeros), so generators are compared on what the user gets.
+PostalSplitCost prepare_shoot_estimate(const Spec& s, const CostModel&) {
+  const PrepareShootShape sh = prepare_shoot_shape(s.K, s.p);
+  return {0, 0, sh.C1() * s.lambda, sh.C2_zero_dropped()};
+}
+
+}  // namespace
+
 const std::vector<GeneratorInfo>& generators() {
   static const std::vector<GeneratorInfo> g = {
       {"prepare-shoot",
-       "universal all-to-all encode of any KxK matrix; C1 = ceil(log_{p+1} K), C2 = (m-1)/p + (n-1)/p (encode paper §IV)",
+       "universal all-to-all encode of any KxK matrix; C1 = ceil(log_{p+1} K), C2 = (m-1)/p + (n-1)/p (encode paper "
+       "§IV); lambda > 1 stretches each round to lambda steps",
        {OpKind::Encode},
-       prepare_shoot},
+       [](const Spec& s, const CostModel&) { return prepare_shoot(s); },
+       prepare_shoot_estimate},
+      {"postal-allgather",
+       "all-to-all encode under postal latency: every input spreads along the postal G-tree, then local combination; "
+       "C1 = min{t : G(t) >= K} (optimal)",
+       {OpKind::Encode},
+       [](const Spec& s, const CostModel&) { return postal_prepare_shoot(s, s.K); },
+       [](const Spec& s, const CostModel&) { return postal_split_cost(s.K, s.p, s.lambda, s.K); }},
+      {"postal-prepare-shoot",
+       "all-to-all encode under postal latency: spread to m ranks, then n-to-one postal reduces; m chosen by the cost "
+       "model (C1 = T(m) + T(n))",
+       {OpKind::Encode},
+       [](const Spec& s, const CostModel& cm) {
+         Spec named = s;
+         const uint32_t m = choose_postal_split(s.K, s.p, s.lambda, cm);
+         named.algorithm = s.algorithm + " m=" + std::to_string(m);
+         return postal_prepare_shoot(named, m);
+       },
+       [](const Spec& s, const CostModel& cm) {
+         return postal_split_cost(s.K, s.p, s.lambda, choose_postal_split(s.K, s.p, s.lambda, cm));
+       }},
   };
   return g;
 }
@@ -25,11 +57,23 @@ const GeneratorInfo& find_generator(const std::string& name) {
   user_error("unknown algorithm '{}' (valid: auto, {})", name, names);
 }
 
-const GeneratorInfo& choose_generator(const Spec& spec) {
-  for (const auto& g : generators())
-    for (OpKind op : g.ops)
-      if (op == spec.op) return g;
-  user_error("no generator computes '{}' yet (available operations: encode)", op_name(spec.op));
+const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm) {
+  const GeneratorInfo* best = nullptr;
+  double best_time = 0;
+  std::string ops;
+  for (const auto& g : generators()) {
+    bool computes = false;
+    for (OpKind op : g.ops) computes |= op == spec.op;
+    if (!computes) continue;
+    const PostalSplitCost c = g.estimate(spec, cm);
+    const double t = cm.time(c.C1, c.C2);
+    if (!best || t < best_time) {
+      best = &g;
+      best_time = t;
+    }
+  }
+  if (!best) user_error("no generator computes '{}' yet (available operations: encode)", op_name(spec.op));
+  return *best;
 }
 
 }  // namespace collplan::gen

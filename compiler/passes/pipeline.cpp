@@ -43,7 +43,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   Spec spec = spec_in;
   validate_spec_basics(spec);
-  const gen::GeneratorInfo& g = opt.algorithm == "auto" ? gen::choose_generator(spec) : gen::find_generator(opt.algorithm);
+  const gen::GeneratorInfo& g =
+      opt.algorithm == "auto" ? gen::choose_generator(spec, opt.cost_model) : gen::find_generator(opt.algorithm);
   bool computes = false;
   for (OpKind op : g.ops) computes |= op == spec.op;
   if (!computes) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
@@ -55,8 +56,8 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   CompileResult res;
   const Postcondition pc = postcondition(spec);
   auto t0 = std::chrono::steady_clock::now();
-  res.plan = g.build(spec);
-  res.log.push_back(fmt::format("generate {:<14} {:8.3f} s", g.name, seconds_since(t0)));
+  res.plan = g.build(spec, opt.cost_model);
+  res.log.push_back(fmt::format("generate {:<14} {:8.3f} s", res.plan.spec.algorithm, seconds_since(t0)));
   auto checked = [&](const std::string& stage) {
     auto t1 = std::chrono::steady_clock::now();
     try {

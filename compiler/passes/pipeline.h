@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gen/postal_encode.h"
 #include "ir/plan.h"
 #include "passes/cost.h"
 #include "passes/verify.h"
@@ -25,6 +26,7 @@ struct CompileOptions {
   std::string algorithm = "auto";
   std::vector<std::string> passes = {"drop-zeros", "alloc-slots"};  // optimisation passes, in order
   VerifyOptions verify;
+  gen::CostModel cost_model;  // for `auto` and cost-driven generator parameters
 };
 
 struct CompileResult {

@@ -32,8 +32,9 @@ void approve_or_compare(const std::string& name, const std::string& text) {
   REQUIRE(ss.str() == text);
 }
 
-std::string compiled_text(const Spec& s, bool optimise) {
+std::string compiled_text(const Spec& s, bool optimise, const char* algorithm = "prepare-shoot") {
   passes::CompileOptions opt;
+  opt.algorithm = algorithm;
   if (!optimise) opt.passes.clear();
   return ir::to_text(passes::compile(s, opt).plan);
 }
@@ -58,4 +59,10 @@ TEST_CASE("golden: encode K=5 p=2 lambda=2 prime:65537 vandermonde", "[golden]")
 TEST_CASE("golden: encode K=3 p=4 gf65536 identity (ports to spare)", "[golden]") {
   approve_or_compare("encode-K3-p4-gf65536-identity.txt",
                      compiled_text(make_encode_spec(3, 4, 1, Field::gf65536(), matrix_identity(3, Field::gf65536())), true));
+}
+
+TEST_CASE("golden: encode K=7 p=1 lambda=3 gf256 random, postal prepare-and-shoot", "[golden]") {
+  approve_or_compare("encode-K7-p1-l3-gf256-postal.txt",
+                     compiled_text(make_encode_spec(7, 1, 3, Field::gf256(), matrix_random(7, 3, Field::gf256())), true,
+                                   "postal-prepare-shoot"));
 }

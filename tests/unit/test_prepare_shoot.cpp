@@ -64,6 +64,7 @@ TEST_CASE("prepare-and-shoot: exhaustive exact verification, K 2..64, p 1..4, th
         const auto c2 = passes::cost(plan);
         REQUIRE(c2.C1 == sh.C1());
         REQUIRE(c2.C2 <= sh.C2());
+        REQUIRE(c2.C2 == sh.C2_zero_dropped());  // exact on this whole grid
         // Slot allocation keeps it correct and never needs more slots.
         const uint32_t before = plan.ranks[0].num_slots;
         passes::alloc_slots(plan);
@@ -106,9 +107,11 @@ TEST_CASE("prepare-and-shoot: identity, permutation and Vandermonde matrices", "
 TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoot][slow][.slow]") {
   Spec spec = encode_spec(4096, 2, Field::gf256(), 3);
   passes::CompileOptions opt;
+  opt.algorithm = "prepare-shoot";
   auto res = passes::compile(spec, opt);
   CHECK(res.generator_cost.C2 == 80);
   CHECK(res.cost.C2 == 66);
+  CHECK(gen::prepare_shoot_shape(4096, 2).C2_zero_dropped() == 66);
   CHECK(res.cost.C1 == 8);
   CHECK(res.verify.mode == passes::VerifyMode::Randomized);
 }
