@@ -43,6 +43,9 @@ struct SpecFlags {
   std::string matrix = "random";
   uint64_t seed = 1;
   std::string points, perm, matrix_file;
+  uint32_t root = 0, blocks = 1;
+  std::string counts;
+  bool exclusive = false;
 };
 
 std::vector<uint64_t> parse_list(const std::string& text, const char* what) {
@@ -129,9 +132,15 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
       else if (key == "points" && !given("--points")) sf.points = val.get<std::string>();
       else if (key == "perm" && !given("--perm")) sf.perm = val.get<std::string>();
       else if (key == "matrix_file" && !given("--matrix-file")) sf.matrix_file = val.get<std::string>();
+      else if (key == "root" && !given("--root")) sf.root = val.get<uint32_t>();
+      else if (key == "blocks" && !given("--blocks")) sf.blocks = val.get<uint32_t>();
+      else if (key == "counts" && !given("--counts")) sf.counts = val.get<std::string>();
+      else if (key == "exclusive" && !given("--exclusive")) sf.exclusive = val.get<bool>();
       else if (key != "op" && key != "K" && key != "p" && key != "lambda" && key != "field" && key != "matrix" &&
-               key != "seed" && key != "points" && key != "perm" && key != "matrix_file")
-        user_error("spec file '{}': unknown key '{}' (valid: op, K, p, lambda, field, matrix, seed, points, perm, matrix_file)",
+               key != "seed" && key != "points" && key != "perm" && key != "matrix_file" && key != "root" &&
+               key != "blocks" && key != "counts" && key != "exclusive")
+        user_error("spec file '{}': unknown key '{}' (valid: op, K, p, lambda, field, matrix, seed, points, perm, "
+                   "matrix_file, root, blocks, counts, exclusive)",
                    sf.spec_file, key);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -147,6 +156,14 @@ Spec build_spec(const SpecFlags& sf) {
   s.lambda = sf.lambda;
   s.field = Field::parse(sf.field);
   if (sf.K == 0) user_error("--K is required (the number of processors, K >= 2)");
+  s.root = sf.root;
+  s.blocks = sf.blocks;
+  s.exclusive = sf.exclusive;
+  if (!sf.counts.empty())
+    for (uint64_t c : parse_list(sf.counts, "counts")) {
+      if (c > (1u << 24)) user_error("--counts entry {} is too large (at most 16777216)", c);
+      s.counts.push_back(static_cast<uint32_t>(c));
+    }
   validate_spec_basics(s);
   if (s.op == OpKind::Encode) s.matrix = build_matrix(sf, s.K, s.field);
   return s;
@@ -165,6 +182,10 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--points", sf.points, "Vandermonde points, comma-separated (default 1, g, g^2, ...)");
   c->add_option("--perm", sf.perm, "permutation: rank k gets x_{perm[k]}, comma-separated (default: random from --seed)");
   c->add_option("--matrix-file", sf.matrix_file, "matrix file for --matrix file (Matrix Market array/coordinate, or CSV)");
+  c->add_option("--root", sf.root, "broadcast/reduce: the root rank")->capture_default_str();
+  c->add_option("--blocks", sf.blocks, "block operations: blocks per buffer (n >= 1)")->capture_default_str();
+  c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: blocks per rank; comma-separated");
+  c->add_flag("--exclusive", sf.exclusive, "prefix: exclusive scan");
 }
 
 // ---- plan files --------------------------------------------------------------
@@ -207,8 +228,10 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     for (const auto& line : res.log) std::cerr << "  " << line << "\n";
   if (!out.empty()) ir::write_binary(res.plan, out);
   if (!json_out.empty()) ir::write_json_file(res.plan, json_out, with_matrix, passes::cost_json(res.cost));
-  std::cout << fmt::format("plan: {} K={} p={} lambda={} field={} matrix={} algorithm={}\n", op_name(spec.op), spec.K,
-                           spec.p, spec.lambda, spec.field.name(), res.plan.spec.matrix.family, res.plan.spec.algorithm);
+  std::cout << fmt::format("plan: {} K={} p={} lambda={} field={}{} algorithm={}\n", op_name(spec.op), spec.K, spec.p,
+                           spec.lambda, spec.field.name(),
+                           spec.op == OpKind::Encode ? " matrix=" + res.plan.spec.matrix.family : std::string(),
+                           res.plan.spec.algorithm);
   std::cout << fmt::format("verified: {}\n", res.verify.describe());
   print_cost(res.cost, m, &res.generator_cost);
   if (!out.empty()) std::cout << fmt::format("wrote {} (digest {})\n", out, ir::plan_digest(res.plan).hex());

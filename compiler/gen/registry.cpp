@@ -1,5 +1,7 @@
 #include "gen/registry.h"
 
+#include <algorithm>
+
 #include "gen/prepare_shoot.h"
 #include "support/error.h"
 
@@ -72,7 +74,16 @@ const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm) {
       best_time = t;
     }
   }
-  if (!best) user_error("no generator computes '{}' yet (available operations: encode)", op_name(spec.op));
+  if (!best) {
+    std::string have;
+    for (OpKind op : all_ops())
+      for (const auto& g : generators())
+        if (std::find(g.ops.begin(), g.ops.end(), op) != g.ops.end()) {
+          have += std::string(have.empty() ? "" : ", ") + op_name(op);
+          break;
+        }
+    user_error("no generator computes '{}' yet (available operations: {})", op_name(spec.op), have);
+  }
   return *best;
 }
 
