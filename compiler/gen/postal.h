@@ -1,0 +1,66 @@
+// Postal-model generators (SPEC §4.4): parallel prefix (Algorithms A and B)
+// and broadcast in the p-port postal model with latency λ >= 1, after
+// 林彥君, 葉青松, "在郵遞模式下通訊數最佳的平行前置計算" ("Communication-step-
+// optimal parallel prefix computation in the postal model", in Chinese;
+// NTUST, NSC 87-2213-E-011-005), §2–§4; errata in SPEC §5.9 item 6 and in
+// gen/postal_prefix.cpp.
+//
+// All three take exactly min{t : G(t) >= R} steps, the lower bound of the
+// paper's Thm 1 (passes::postal_steps_bound), with R the number of
+// processors.
+//
+// The paper writes k for the ports and p for the processors of Algorithm B;
+// here p is the ports (SPEC §1) and K the processors.
+//
+// Index conventions (checked by the exact verifier over exhaustive grids):
+//   G(j) = 1 for 0 <= j < λ, G(j) = G(j−1) + p·G(j−λ) for j >= λ.
+//   U_{x,j}: in step j rank x sends through port t to
+//            x + G(j+λ−2) + t·G(j−1), t = 0..p−1, while < R.
+//   W_{y,j}: in step j >= λ rank y receives through port t the message that
+//            y − G(j−1) − t·G(j−λ) (>= 0) sent in step j−λ+1.
+// Both are returned indexed by t, which is the port. Valid t form a prefix
+// 0..h−1 in both sets, and W lists senders in DEcreasing rank order (the
+// smallest sender, the paper's e_1, is the last entry).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/plan.h"
+
+namespace collplan::gen {
+
+// G(0), G(1), …, G(m) with m = min{t : G(t) >= upto_n} (just {1} when
+// upto_n <= 1). m = size() − 1 is the step count of every generator here.
+std::vector<uint64_t> postal_G(uint32_t p, uint32_t lambda, uint64_t upto_n);
+
+// U_{x,j} over ranks 0..n−1 (j >= 1); entry t is the receiver on port t.
+// G must reach index j+λ−2 (postal_G up to n covers every j <= m−λ+1; for
+// larger j the set is empty and G may be short, which is allowed).
+std::vector<uint32_t> postal_U(const std::vector<uint64_t>& G, uint32_t p, uint32_t lambda, uint64_t n, uint64_t x,
+                               uint32_t j);
+
+// W_{y,j} (λ <= j <= m); entry t is the sender heard on port t.
+std::vector<uint32_t> postal_W(const std::vector<uint64_t>& G, uint32_t p, uint32_t lambda, uint64_t y, uint32_t j);
+
+// Parallel prefix, spec.op == Prefix, K = spec.K processors.
+//   counts empty: Algorithm A, one item per rank.
+//   counts given: Algorithm B, counts[k] items at rank k (any distribution,
+//                 ranks with 0 items allowed; the total must be >= 1). The
+//                 paper's ⌈n/P⌉ / ⌊n/P⌋ split is postal_block_counts().
+// Inclusive or exclusive (spec.exclusive). Every combination has unit
+// coefficients and operands in increasing input order, so the plan is valid
+// for any associative, non-commutative operator; the exclusive scan is built
+// without subtraction. Exactly min{t : G(t) >= K} steps.
+ir::Plan postal_prefix(const Spec& spec);
+
+// Broadcast of spec.blocks blocks from spec.root, one message of `blocks`
+// elements per send, along the postal spanning tree. Exactly
+// min{t : G(t) >= K} steps.
+ir::Plan postal_broadcast(const Spec& spec);
+
+// The paper's §4 split of n items over P ranks: the first n − P·⌊n/P⌋ ranks
+// hold ⌈n/P⌉ items, the others ⌊n/P⌋ (n = 75, P = 10: 8,8,8,8,8,7,7,7,7,7).
+std::vector<uint32_t> postal_block_counts(uint32_t n, uint32_t P);
+
+}  // namespace collplan::gen
