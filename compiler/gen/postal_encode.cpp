@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "passes/cost.h"
 #include "passes/recode.h"
 #include "support/error.h"
 
@@ -79,17 +80,7 @@ std::vector<uint64_t> broadcast_sizes(uint64_t s, uint32_t p, uint32_t lambda, c
 
 }  // namespace
 
-uint32_t postal_T(uint64_t s, uint32_t p, uint32_t lambda) {
-  if (s <= 1) return 0;
-  uint64_t prev = 1;
-  std::vector<uint64_t> g;
-  for (uint32_t j = 0;; ++j) {
-    const uint64_t v = j < lambda ? 1 : std::min<uint64_t>(s, g[j - 1] + static_cast<uint64_t>(p) * g[j - lambda]);
-    g.push_back(v);
-    prev = v;
-    if (prev >= s) return j;
-  }
-}
+uint32_t postal_T(uint64_t s, uint32_t p, uint32_t lambda) { return passes::postal_steps_bound(s, p, lambda); }
 
 PostalSplitCost postal_split_cost(uint32_t K, uint32_t p, uint32_t lambda, uint32_t m) {
   if (m < 2 || m > K) user_error("prepare spread m = {} is out of range (valid: 2..K = {})", m, K);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "gen/postal.h"
 #include "gen/prepare_shoot.h"
+#include "passes/cost.h"
 #include "support/error.h"
 
 namespace collplan::gen {
@@ -14,6 +16,13 @@ namespace {
 PostalSplitCost prepare_shoot_estimate(const Spec& s, const CostModel&) {
   const PrepareShootShape sh = prepare_shoot_shape(s.K, s.p);
   return {0, 0, sh.C1() * s.lambda, sh.C2_zero_dropped()};
+}
+
+// Both send one message per port and step in steps 1..T−λ+1 (prefix: one
+// element; broadcast: the n blocks), T = the postal bound.
+PostalSplitCost postal_tree_estimate(const Spec& s, uint64_t nodes, uint64_t elements) {
+  const uint32_t T = passes::postal_steps_bound(nodes, s.p, s.lambda);
+  return {0, 0, T, elements * (T >= s.lambda ? T - s.lambda + 1 : 0)};
 }
 
 }  // namespace
@@ -45,6 +54,17 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const CostModel& cm) {
          return postal_split_cost(s.K, s.p, s.lambda, choose_postal_split(s.K, s.p, s.lambda, cm));
        }},
+      {"postal-prefix",
+       "prefix (scan), inclusive or exclusive, any associative operator (order kept): Algorithm A on K processors, or "
+       "Algorithm B on blocks (--counts); exactly min{t : G(t) >= K} steps (postal prefix paper)",
+       {OpKind::Prefix},
+       [](const Spec& s, const CostModel&) { return postal_prefix(s); },
+       [](const Spec& s, const CostModel&) { return postal_tree_estimate(s, s.K, 1); }},
+      {"postal-broadcast",
+       "broadcast of n blocks from any root on the postal G-tree; exactly min{t : G(t) >= K} steps",
+       {OpKind::Broadcast},
+       [](const Spec& s, const CostModel&) { return postal_broadcast(s); },
+       [](const Spec& s, const CostModel&) { return postal_tree_estimate(s, s.K, s.blocks); }},
   };
   return g;
 }
