@@ -113,7 +113,7 @@ TEST_CASE("cli: bad input gets a clear error and exit status 2", "[cli][errors]"
   expect_error("compile --K 8 --field prime:4294967311", 2, "4294967311");
   expect_error("compile --K 8 --field gf7", 2, "gf7");
   expect_error("compile --K 8 --op scatter", 2, "scatter");
-  expect_error("compile --K 8 --op broadcast", 2, "broadcast");
+  expect_error("compile --K 8 --op allgather", 2, "allgather");
   expect_error("compile --K 8 --matrix hilbert", 2, "hilbert");
   expect_error("compile --K 8 --algorithm magic", 2, "magic");
   expect_error("compile --K 8 --passes fold", 2, "fold");
