@@ -26,6 +26,7 @@
 #include "passes/pipeline.h"
 #include "passes/recode.h"
 #include "passes/verify.h"
+#include "passes/verify_order.h"
 #include "runtime/replay.h"
 #include "support/error.h"
 
@@ -240,7 +241,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
 }
 
 int cmd_check(const std::string& path, const std::string& mode, uint32_t trials, std::optional<uint64_t> seed, bool json,
-              const Costing& m) {
+              bool field_only, const Costing& m) {
   const ir::Plan plan = load_plan(path);
   passes::VerifyOptions vo;
   if (mode == "exact") vo.mode = passes::VerifyMode::Exact;
@@ -251,11 +252,16 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   // plan pass the randomized check on purpose.
   vo.seed = seed ? *seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
   const auto rep = passes::verify(plan, vo);
+  // A prefix plan must also keep operand order (valid for any associative
+  // operator) unless the user only needs it over the field.
+  const bool order_checked = plan.spec.op == OpKind::Prefix && !field_only;
+  if (order_checked) passes::verify_order(plan);
   const auto c = passes::cost(plan);
   if (json) {
     nlohmann::json j;
     j["ok"] = true;
     j["verification"] = rep.describe();
+    if (order_checked) j["operand_order"] = "kept";
     j["cost"] = passes::cost_json(c);
     j["digest"] = ir::plan_digest(plan).hex();
     std::cout << j.dump(2) << "\n";
@@ -265,6 +271,8 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
                            plan.spec.K, plan.spec.p, plan.spec.lambda, plan.spec.field.name(), plan.spec.algorithm);
   std::cout << fmt::format("structure: OK (ports, matching, postal timing, read-before-write, bounds)\n");
   std::cout << fmt::format("algebra:   OK, {}\n", rep.describe());
+  if (order_checked)
+    std::cout << "order:     OK, operands combined as adjacent intervals left to right (any associative operator)\n";
   print_cost(c, m, nullptr);
   return 0;
 }
@@ -406,6 +414,8 @@ int main(int argc, char** argv) {
   check->add_option("--trials", trials, "randomized trials (default: enough for a 2^-40 false-accept bound)");
   check->add_option("--seed", check_seed, "seed of the randomized check (default: fresh each run)");
   check->add_flag("--json", json, "print the report as JSON");
+  bool field_only = false;
+  check->add_flag("--field-only", field_only, "prefix plans: skip the operand-order check (plan used over the field only)");
   add_costing(check);
 
   std::optional<uint32_t> rank;
@@ -459,7 +469,7 @@ int main(int argc, char** argv) {
       if (!sf.spec_file.empty()) apply_spec_file(sf, *compile);
       return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, costing);
     }
-    if (*check) return cmd_check(path, mode, trials, check_seed, json, costing);
+    if (*check) return cmd_check(path, mode, trials, check_seed, json, field_only, costing);
     if (*show) return cmd_show(path, rank);
     if (*run) return cmd_run(path, len, run_seed, reps);
     if (*list) return cmd_list();

@@ -7,6 +7,7 @@
 #include "gen/registry.h"
 #include "passes/alloc_slots.h"
 #include "passes/drop_zeros.h"
+#include "passes/verify_order.h"
 #include "support/error.h"
 
 namespace collplan::passes {
@@ -62,6 +63,9 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
     auto t1 = std::chrono::steady_clock::now();
     try {
       res.verify = verify(res.plan, pc, opt.verify);
+      // Prefix plans promise to work for any associative operator, so every
+      // stage must also keep operand order.
+      if (spec.op == OpKind::Prefix) verify_order(res.plan);
     } catch (const VerifyError& e) {
       throw InternalError(fmt::format("internal error: the plan is wrong after {}: {} (this is a bug in collplan)", stage, e.what()));
     }

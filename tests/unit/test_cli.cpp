@@ -184,3 +184,36 @@ TEST_CASE("cli: a wrong JSON plan is rejected with exit status 1 and the place n
   CHECK_FALSE(std::filesystem::exists(d / "x.cplan"));
   std::filesystem::remove_all(d);
 }
+
+TEST_CASE("cli: prefix and broadcast under postal latency; the order check", "[cli][postal]") {
+  const auto d = scratch();
+  const std::string pf = (d / "pf.cplan").string(), js = (d / "pf.json").string();
+  Result r = cli("compile --op prefix --K 10 --p 2 --lambda 3 -q -o " + pf + " --json " + js);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("C1 = 6 steps   (lower bound 6") != std::string::npos);  // the paper's example: 6 steps
+  r = cli("check " + pf);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("order:     OK") != std::string::npos);
+  REQUIRE(cli("run " + pf + " --len 33 --reps 1").status == 0);
+  REQUIRE(cli("compile --op prefix --K 10 --counts 8,8,8,8,8,8,8,8,8,8 --exclusive --p 2 --lambda 3 -q -o " + pf).status == 0);
+  REQUIRE(cli("run " + pf + " --len 5 --reps 1").status == 0);
+  REQUIRE(cli("compile --op broadcast --K 50 --root 7 --blocks 4 --p 3 --lambda 2 -q -o " + pf).status == 0);
+  REQUIRE(cli("run " + pf + " --len 100 --reps 1").status == 0);
+  expect_error("compile --op broadcast --K 50 --root 50", 2, "root = 50");
+  expect_error("compile --op prefix --K 4 --counts 1,2", 2, "2 counts");
+  expect_error("compile --op encode --K 4 --exclusive", 2, "exclusive");
+  // Swap the operands of one op in the JSON form: still right over the
+  // field (addition commutes), but not for a non-commutative operator.
+  std::ifstream in(js);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto key = text.find("\"terms\":[[");
+  REQUIRE(key != std::string::npos);
+  const auto a0 = key + 9, a1 = text.find(']', a0) + 1, b0 = a1 + 1, b1 = text.find(']', b0) + 1;
+  const std::string first = text.substr(a0, a1 - a0), second = text.substr(b0, b1 - b0);
+  text.replace(a0, b1 - a0, second + "," + first);
+  write(d / "bad.json", text);
+  expect_error("check " + (d / "bad.json").string(), 1, "out of order");
+  CHECK(cli("check " + (d / "bad.json").string() + " --field-only").status == 0);
+  std::filesystem::remove_all(d);
+}
