@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "gen/postal.h"
 #include "gen/postal_encode.h"
 #include "gen/prepare_shoot.h"
 #include "matrix/matrix.h"
@@ -51,5 +52,34 @@ int main() {
   }
   std::printf("\nspeedup = stretched prepare-and-shoot time / best postal time; 'verified' = C1 of the plan\n"
               "--algorithm auto compiled and verified (K <= 256).\n");
+
+  // Prefix (Algorithm A) and broadcast (1 block): built plans, their steps
+  // against the bound, and the (p+1)-nomial tree of the synchronous model
+  // stretched to lambda steps per round as the lambda-oblivious baseline.
+  std::printf("\nprefix (Algorithm A) and broadcast, p = %u, built plans (modeled time with beta = tau = len = 1)\n", p);
+  std::printf("%5s %3s %6s | %13s %6s | %13s %6s | %13s %8s\n", "K", "lam", "bound", "prefix C1/C2", "time",
+              "bcast C1/C2", "time", "tree(str) C1", "bcast x");
+  for (uint32_t K : {16u, 256u, 4096u})
+    for (uint32_t lambda = 1; lambda <= 8; ++lambda) {
+      const uint32_t bound = passes::postal_steps_bound(K, p, lambda);
+      Spec s;
+      s.K = K;
+      s.p = p;
+      s.lambda = lambda;
+      s.field = Field::gf256();
+      s.op = OpKind::Prefix;
+      const auto pc = passes::cost(gen::postal_prefix(s));
+      s.op = OpKind::Broadcast;
+      const auto bc = passes::cost(gen::postal_broadcast(s));
+      const uint32_t tree = lambda * passes::lemma1_bound(K, p);
+      char a[32], b[32];
+      std::snprintf(a, sizeof a, "%u/%llu", pc.C1, static_cast<unsigned long long>(pc.C2));
+      std::snprintf(b, sizeof b, "%u/%llu", bc.C1, static_cast<unsigned long long>(bc.C2));
+      std::printf("%5u %3u %6u | %13s %6llu | %13s %6llu | %13u %7.2fx\n", K, lambda, bound, a,
+                  static_cast<unsigned long long>(pc.C1 + pc.C2), b, static_cast<unsigned long long>(bc.C1 + bc.C2),
+                  tree, double(tree + tree / lambda) / double(bc.C1 + bc.C2));
+    }
+  std::printf("bcast x = modeled time of the stretched (p+1)-nomial tree (C1 = lambda*ceil(log_{p+1}K),\n"
+              "C2 = ceil(log_{p+1}K)) / the postal broadcast's.\n");
   return 0;
 }
