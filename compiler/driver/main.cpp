@@ -234,6 +234,10 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
                            spec.op == OpKind::Encode ? " matrix=" + res.plan.spec.matrix.family : std::string(),
                            res.plan.spec.algorithm);
   std::cout << fmt::format("verified: {}\n", res.verify.describe());
+  if (spec.op == OpKind::Encode && spec.p + 1 > spec.K && res.plan.spec.algorithm == "prepare-shoot")
+    std::cout << fmt::format("note: K <= p: one round on K-1 = {} ports; the other {} ports stay idle (nothing they could "
+                             "carry shortens the round or its 1-element messages)\n",
+                             spec.K - 1, spec.p - (spec.K - 1));
   print_cost(res.cost, m, &res.generator_cost);
   if (!out.empty()) std::cout << fmt::format("wrote {} (digest {})\n", out, ir::plan_digest(res.plan).hex());
   if (!json_out.empty()) std::cout << fmt::format("wrote {}\n", json_out);
