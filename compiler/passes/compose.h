@@ -1,0 +1,75 @@
+// Plan composition: build an encode plan out of verified encode plans
+// (SPEC §4.2: draw-and-loose, Lagrange and Cauchy are compositions of
+// simpler encodes).
+//
+// Every function here takes and returns all-to-all encode plans (op ==
+// Encode, one input and one output slot per rank); any other operation is a
+// UserError naming it. Each result carries a spec whose matrix is what the
+// composition computes (stored as an explicit matrix), so the result is
+// checked like any plan: callers run passes::verify on it. Nothing here
+// proves the result correct by construction; the checker does.
+//
+// Re-coding (plan.h, passes/recode.h): compose_sequence, scale_outputs and
+// scale_inputs set every op's matrix_col to kNoCol, because the plan's
+// coefficients are no longer entries of the result's matrix (they are
+// entries of the factors); such plans are not re-codable and must be
+// regenerated for a new matrix. compose_parallel keeps them re-codable: a
+// part's column mark c becomes column rank_map[c] of the whole matrix, which
+// holds the same entry when the whole matrix has the parts' block structure.
+#pragma once
+
+#include <vector>
+
+#include "ir/plan.h"
+
+namespace collplan::passes {
+
+// x·A1 then ·A2: rank k's output of `first` becomes rank k's input of
+// `second`, so the result computes x·(A1·A2) (output k = Σ_r x_r (A1·A2)[r][k]).
+// Requires equal K, p, λ and field (UserError naming the mismatched value).
+// Plain concatenation, no overlap: second's steps run at
+// first.num_steps + t, so C1 = C1(first) + C1(second) and C2 is the sum of
+// the two. Overlapping second's first step with first's tail would need a
+// proof that the inputs it reads are final earlier; we do not attempt it.
+// Per rank, second's slots are renumbered after first's (first.num_slots + s),
+// except its input slot, which becomes first's output slot; run alloc_slots
+// to pack them. The spec: first's header with matrix = explicit A1·A2 and
+// algorithm "first.algorithm+second.algorithm".
+ir::Plan compose_sequence(const ir::Plan& first, const ir::Plan& second);
+
+// Parts side by side on disjoint rank subsets: parts[i]'s local rank j runs
+// as rank rank_maps[i][j] of `whole` (sends' `to` and receives' `from` are
+// mapped the same way). Requirements, each a UserError naming the value:
+// whole and every part are encode specs with the same p, λ and field;
+// rank_maps.size() == parts.size(); rank_maps[i].size() == parts[i].spec.K;
+// every mapped rank < whole.K and no rank in two parts (or twice in one).
+// Ranks in no part get a program whose output is its own input (one slot,
+// no steps), so whole's column k must be the unit vector e_k there or the
+// result fails verification. Steps keep their numbers (the parts run at once; ports cannot
+// conflict because the rank sets are disjoint); num_steps is the parts'
+// maximum. The result's spec is `whole` (algorithm "parallel(a,b,...)" of
+// the parts' algorithms when whole.algorithm is empty). The whole matrix is
+// NOT derived from the parts: verifying the result against it is what
+// catches a wrong rank map or a wrong block matrix.
+ir::Plan compose_parallel(const Spec& whole, const std::vector<ir::Plan>& parts,
+                          const std::vector<std::vector<ir::Rank>>& rank_maps);
+
+// Rank k's output multiplied by factors[k]: an op out := c·out is appended
+// after every other op of step num_steps (sends of that step read the state
+// before it, so nothing in the plan sees the scaled value; a plan with no
+// steps gets num_steps = 1). spec.matrix becomes explicit A·diag(c).
+// factors.size() must be K and every factor a non-zero field element
+// (UserError naming the index and value otherwise).
+void scale_outputs(ir::Plan& plan, const std::vector<Elem>& factors);
+
+// Rank k's input x_k scaled by factors[k] before any use. No step is added:
+// the factor is folded into the coefficient of every term that reads the
+// input slot while it still holds the input, found by a step-ordered walk in
+// the model's order (sends, then receives, then ops in order; an op's terms
+// are read before it writes dst). If the input slot is never overwritten and
+// is also the output slot, an op out := c·out is appended as in
+// scale_outputs. spec.matrix becomes explicit diag(c)·A. Same requirements
+// on factors as scale_outputs.
+void scale_inputs(ir::Plan& plan, const std::vector<Elem>& factors);
+
+}  // namespace collplan::passes
