@@ -293,15 +293,16 @@ void mul16_scalar(const Field& f, const MadTable& t, const void* src, void* dst,
 
 // Shoup: c*x - floor(c'*x / 2^32)*q lies in [0, 2q) and fits in 32 bits
 // because q < 2^31, so it may be computed modulo 2^32.
+inline uint32_t shoup_mul(uint32_t c, uint64_t cp, uint32_t x, uint32_t q) {
+  const uint32_t qh = static_cast<uint32_t>((cp * x) >> 32);
+  const uint32_t r = c * x - qh * q;
+  return r >= q ? r - q : r;
+}
+
 void madp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
   const uint32_t q = static_cast<uint32_t>(f.size());
-  const uint32_t c = t.c;
-  const uint64_t cp = t.shoup;
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t x = ld<uint32_t>(src, i);
-    const uint32_t qh = static_cast<uint32_t>((cp * x) >> 32);
-    uint32_t r = c * x - qh * q;
-    r = r >= q ? r - q : r;
+    const uint32_t r = shoup_mul(t.c, t.shoup, ld<uint32_t>(src, i), q);
     uint32_t s = r + ld<uint32_t>(dst, i);
     s = s >= q ? s - q : s;
     st<uint32_t>(dst, i, s);
@@ -310,14 +311,7 @@ void madp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, 
 
 void mulp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
   const uint32_t q = static_cast<uint32_t>(f.size());
-  const uint32_t c = t.c;
-  const uint64_t cp = t.shoup;
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t x = ld<uint32_t>(src, i);
-    const uint32_t qh = static_cast<uint32_t>((cp * x) >> 32);
-    uint32_t r = c * x - qh * q;
-    st<uint32_t>(dst, i, r >= q ? r - q : r);
-  }
+  for (size_t i = 0; i < n; ++i) st<uint32_t>(dst, i, shoup_mul(t.c, t.shoup, ld<uint32_t>(src, i), q));
 }
 
 void xor_scalar(const Field& f, const void* src, void* dst, size_t n) {

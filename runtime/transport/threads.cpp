@@ -118,6 +118,18 @@ Status ThreadsTransport::post(ReqId id, bool is_send, uint32_t to, ir::Rank from
     }
   }
   reqs_[id] = Request{to, 0, true, is_send};
+  // Records this side (the sender's source or the receiver's destination).
+  auto attach = [&](ThreadsWorld::Entry& e) {
+    if (is_send) {
+      e.has_send = true;
+      e.src = src;
+      e.send_bytes = bytes;
+    } else {
+      e.has_recv = true;
+      e.dst = dst;
+      e.recv_bytes = bytes;
+    }
+  };
   if (idx == entries.size()) {
     // First side of this message: leave our buffer for the other side.
     if (free_idx == entries.size()) entries.emplace_back();  // only if mailbox_capacity() was exceeded
@@ -128,15 +140,7 @@ Status ThreadsTransport::post(ReqId id, bool is_send, uint32_t to, ir::Rank from
     e.sent_at = sent_at;
     e.used = true;
     e.watchers = 1;
-    if (is_send) {
-      e.has_send = true;
-      e.src = src;
-      e.send_bytes = bytes;
-    } else {
-      e.has_recv = true;
-      e.dst = dst;
-      e.recv_bytes = bytes;
-    }
+    attach(e);
     reqs_[id].entry = static_cast<uint32_t>(free_idx);
     return Status::ok;
   }
@@ -149,15 +153,7 @@ Status ThreadsTransport::post(ReqId id, bool is_send, uint32_t to, ir::Rank from
   }
   reqs_[id].entry = static_cast<uint32_t>(idx);
   e.watchers = 2;
-  if (is_send) {
-    e.has_send = true;
-    e.src = src;
-    e.send_bytes = bytes;
-  } else {
-    e.has_recv = true;
-    e.dst = dst;
-    e.recv_bytes = bytes;
-  }
+  attach(e);
   if (e.send_bytes != e.recv_bytes) {
     e.status = Status::size_mismatch;
     e.state = ThreadsWorld::Entry::done;
