@@ -36,6 +36,8 @@
 // synchronous prepare-and-shoot (with near-first instead of far-first trees).
 #include "gen/postal_encode.h"
 
+#include "gen/postal.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -47,15 +49,11 @@ namespace collplan::gen {
 
 namespace {
 
-// G(j) for j = 0..upto, saturating (only comparisons with sizes <= 2^32
-// matter).
+// G(0..T(s)) of postal.h, read as G(j). Indices up to T(s)−1 are all the
+// schedules below use (off_t(j) = G(j+λ−2) + t·G(j−1) with j <= T(s)−λ+1).
 struct PostalG {
   std::vector<uint64_t> g;
-  PostalG(uint32_t p, uint32_t lambda, uint32_t upto) {
-    constexpr uint64_t cap = uint64_t{1} << 40;
-    for (uint32_t j = 0; j <= upto; ++j)
-      g.push_back(j < lambda ? 1 : std::min(cap, g[j - 1] + static_cast<uint64_t>(p) * g[j - lambda]));
-  }
+  PostalG(uint32_t p, uint32_t lambda, uint64_t s) : g(postal_G(p, lambda, s)) {}
   uint64_t operator()(uint32_t j) const { return g[j]; }
 };
 
@@ -89,7 +87,7 @@ PostalSplitCost postal_split_cost(uint32_t K, uint32_t p, uint32_t lambda, uint3
   c.n = (K + m - 1) / m;
   const uint32_t Tm = postal_T(m, p, lambda), Tn = postal_T(c.n, p, lambda);
   c.C1 = Tm + Tn;
-  const PostalG G(p, lambda, std::max(Tm, Tn) + lambda + 1);
+  const PostalG G(p, lambda, std::max<uint64_t>(m, c.n));
   for (uint64_t z : broadcast_sizes(m, p, lambda, G, [](uint64_t) { return false; })) c.C2 += z;
   for (uint64_t z : broadcast_sizes(c.n, p, lambda, G, [&](uint64_t off) { return (off * m) % K == 0; })) c.C2 += z;
   return c;
@@ -117,7 +115,7 @@ ir::Plan postal_prepare_shoot(const Spec& spec, uint32_t m) {
   const PostalSplitCost cost = postal_split_cost(K, p, lam, m);
   const uint32_t n = cost.n;
   const uint32_t Tm = postal_T(m, p, lam), Tn = postal_T(n, p, lam);
-  const PostalG G(p, lam, std::max(Tm, Tn) + lam + 1);
+  const PostalG G(p, lam, std::max<uint64_t>(m, n));
   Plan plan = make_plan(spec, Tm + Tn);
   auto mod = [&](int64_t v) { return static_cast<Rank>(((v % int64_t(K)) + int64_t(K)) % int64_t(K)); };
 

@@ -23,16 +23,23 @@ const std::vector<PassInfo>& pass_registry() {
   return p;
 }
 
+namespace {
+constexpr const char* kOptimisationPasses[] = {"drop-zeros", "alloc-slots"};
+
+void check_pass_name(const std::string& name) {
+  for (const char* p : kOptimisationPasses)
+    if (name == p) return;
+  user_error("unknown optimisation pass '{}' (valid: drop-zeros, alloc-slots)", name);
+}
+}  // namespace
+
 void run_pass(const std::string& name, ir::Plan& plan) {
+  check_pass_name(name);
   if (name == "drop-zeros") {
     drop_zeros(plan);
     return;
   }
-  if (name == "alloc-slots") {
-    alloc_slots(plan);
-    return;
-  }
-  user_error("unknown optimisation pass '{}' (valid: drop-zeros, alloc-slots)", name);
+  alloc_slots(plan);  // the only other name check_pass_name accepts
 }
 
 namespace {
@@ -50,9 +57,7 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   for (OpKind op : g.ops) computes |= op == spec.op;
   if (!computes) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
   spec.algorithm = g.name;
-  for (const auto& name : opt.passes)
-    if (name != "drop-zeros" && name != "alloc-slots")
-      user_error("unknown optimisation pass '{}' (valid: drop-zeros, alloc-slots)", name);
+  for (const auto& name : opt.passes) check_pass_name(name);  // before generating anything
 
   CompileResult res;
   const Postcondition pc = postcondition(spec);
