@@ -1,0 +1,68 @@
+// The driver's shared pieces, used by every subcommand file (driver/*.cpp).
+//
+// A subcommand lives in its own file when it is more than a few lines: the
+// file defines `void add_<name>_command(CLI::App& app, CommandList& cmds)`,
+// which adds its CLI11 subcommand and pushes what to run when it was chosen;
+// main.cpp calls each adder once. Exit codes are main's: a subcommand returns
+// 0 on success and throws UserError / VerifyError / InternalError otherwise.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "gen/postal_encode.h"
+#include "ir/plan.h"
+#include "matrix/matrix.h"
+#include "passes/cost.h"
+
+namespace collplan::cli {
+
+// ---- subcommand registration -------------------------------------------------
+
+struct Subcommand {
+  CLI::App* app;             // the parsed subcommand (truthy when chosen)
+  std::function<int()> run;  // its action; returns the exit status
+};
+using CommandList = std::vector<Subcommand>;
+
+// ---- spec from flags or a spec file ----------------------------------------
+
+struct SpecFlags {
+  std::string spec_file;
+  std::string op = "encode";
+  uint32_t K = 0, p = 1, lambda = 1;
+  std::string field = "gf256";
+  std::string matrix = "random";
+  uint64_t seed = 1;
+  std::string points, perm, matrix_file;
+  uint32_t root = 0, blocks = 1;
+  std::string counts;
+  bool exclusive = false;
+};
+
+// A comma-separated list of non-negative integers; UserError naming --`what`.
+std::vector<uint64_t> parse_list(const std::string& text, const char* what);
+// The K×K matrix the flags describe (--matrix and its parameters).
+MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f);
+// Fills the flags the user did not give from the JSON spec file sf.spec_file.
+void apply_spec_file(SpecFlags& sf, const CLI::App& app);
+// The validated spec the flags describe.
+Spec build_spec(const SpecFlags& sf);
+// Adds --spec, --op, --K, ... to a subcommand.
+void add_spec_flags(CLI::App* c, SpecFlags& sf);
+
+// ---- plan files --------------------------------------------------------------
+
+bool is_binary_file(const std::string& path);
+// A .cplan or JSON plan (by content, not by name).
+ir::Plan load_plan(const std::string& path);
+
+// The cost report as text; `before` (optional) is the generator's own cost,
+// printed when the passes changed C2.
+void print_cost(const passes::CostReport& c, const gen::CostModel& m, const passes::CostReport* before);
+
+}  // namespace collplan::cli
