@@ -215,6 +215,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "collplan 0.1.0");
 
+  // Subcommands defined in their own files (driver/cmd_*.cpp, see
+  // driver/cli.h) add themselves here.
+  CommandList commands;
+
   SpecFlags sf;
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out;
   bool with_matrix = false, quiet = false, json = false;
@@ -288,9 +292,6 @@ int main(int argc, char** argv) {
   recode->add_option("--perm", rf.perm, "permutation");
   recode->add_option("--matrix-file", rf.matrix_file, "matrix file (Matrix Market or CSV)");
   recode->add_option("-o,--output", out, "binary plan to write")->required();
-
-  // Subcommands defined in their own files (see driver/cli.h).
-  CommandList commands;
 
   try {
     app.parse(argc, argv);
