@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gen/decentralized.h"
 #include "gen/postal.h"
 #include "gen/prepare_shoot.h"
 #include "gen/trees.h"
@@ -104,6 +105,31 @@ const std::vector<GeneratorInfo>& generators() {
        {OpKind::Reduce},
        [](const Spec& s, const CostModel&) { return pipelined_reduce(s); },
        [](const Spec& s, const CostModel&) { return pipelined_tree_estimate(s); }},
+      {"decentralized-grid",
+       "systematic [N, K] code: K >= R column encodes of RxR blocks + row reduces, K < R row broadcasts + column "
+       "encodes of KxK blocks (journal framework); C1 = ceil(log_b R) + ceil(log_b(ceil(K/R)+1)) or "
+       "ceil(log_b(ceil(R/K)+1)) + ceil(log_b K)",
+       {OpKind::DecentralizedEncode},
+       decentralized_grid,
+       decentralized_grid_estimate},
+      {"decentralized-grouped",
+       "non-systematic [N, K] code: broadcast x_i to the floor(N/K) groups, each group encodes its block of G; C1 = "
+       "ceil(log_b floor(N/K)) + ceil(log_b(K + N mod K))",
+       {OpKind::DecentralizedEncode},
+       decentralized_grouped,
+       decentralized_grouped_estimate},
+      {"decentralized-padded",
+       "[N, K] code, either form: the matrix padded to NxN (sinks hold 0) and one all-to-all encode among all N; C1 = "
+       "ceil(log_b N)",
+       {OpKind::DecentralizedEncode},
+       decentralized_padded,
+       decentralized_padded_estimate},
+      {"decentralized-naive",
+       "systematic [N, K] code: every source sends its data to every sink, p at a time (baseline); C1 = "
+       "ceil(max(K, R)/p)",
+       {OpKind::DecentralizedEncode},
+       [](const Spec& s, const CostModel&) { return decentralized_naive(s); },
+       [](const Spec& s, const CostModel&) { return decentralized_naive_estimate(s); }},
   };
   return g;
 }
