@@ -11,6 +11,7 @@
 
 #include "ir/binary.h"
 #include "ir/json.h"
+#include "matrix/codes.h"
 #include "support/error.h"
 
 namespace collplan::cli {
@@ -105,11 +106,16 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
       else if (key == "blocks" && !given("--blocks")) sf.blocks = val.get<uint32_t>();
       else if (key == "counts" && !given("--counts")) sf.counts = val.get<std::string>();
       else if (key == "exclusive" && !given("--exclusive")) sf.exclusive = val.get<bool>();
+      else if (key == "N" && !given("--N")) sf.N = val.get<uint32_t>();
+      else if (key == "code" && !given("--code")) sf.code = val.get<std::string>();
+      else if (key == "generator" && !given("--generator")) sf.generator_file = val.get<std::string>();
+      else if (key == "systematic" && !given("--systematic")) sf.systematic = val.get<bool>();
       else if (key != "op" && key != "K" && key != "p" && key != "lambda" && key != "field" && key != "matrix" &&
                key != "seed" && key != "points" && key != "perm" && key != "matrix_file" && key != "root" &&
-               key != "blocks" && key != "counts" && key != "exclusive")
+               key != "blocks" && key != "counts" && key != "exclusive" && key != "N" && key != "code" &&
+               key != "generator" && key != "systematic")
         user_error("spec file '{}': unknown key '{}' (valid: op, K, p, lambda, field, matrix, seed, points, perm, "
-                   "matrix_file, root, blocks, counts, exclusive)",
+                   "matrix_file, root, blocks, counts, exclusive, N, code, generator, systematic)",
                    sf.spec_file, key);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -133,8 +139,19 @@ Spec build_spec(const SpecFlags& sf) {
       if (c > (1u << 24)) user_error("--counts entry {} is too large (at most 16777216)", c);
       s.counts.push_back(static_cast<uint32_t>(c));
     }
+  if (s.op == OpKind::DecentralizedEncode) {
+    if (sf.N == 0) user_error("--N is required for decentralized-encode (the number of processors, N > K)");
+    s.N = sf.N;
+  }
   validate_spec_basics(s);
   if (s.op == OpKind::Encode) s.matrix = build_matrix(sf, s.K, s.field);
+  if (s.op == OpKind::DecentralizedEncode) {
+    // A (K x (N-K)) for a systematic code, G (K x N) otherwise.
+    if (!sf.generator_file.empty())
+      s.matrix = matrix_from_file(sf.generator_file, s.K, sf.systematic ? s.N - s.K : s.N, s.field);
+    else
+      s.matrix = code_matrix(sf.code, s.N, s.K, sf.systematic, sf.seed, s.field);
+  }
   return s;
 }
 
@@ -155,6 +172,16 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--blocks", sf.blocks, "block operations: blocks per buffer (n >= 1)")->capture_default_str();
   c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: blocks per rank; comma-separated");
   c->add_flag("--exclusive", sf.exclusive, "prefix: exclusive scan");
+  c->add_option("--N", sf.N, "decentralized-encode: processors, N > K (ranks 0..K-1 are the sources)");
+  c->add_option("--code", sf.code, "decentralized-encode: rs | lagrange | random (seeded by --seed)")
+      ->capture_default_str();
+  c->add_option("--generator", sf.generator_file,
+                "decentralized-encode: the code's matrix from a file (Matrix Market or CSV): A, K x (N-K), when "
+                "systematic; G, K x N, otherwise");
+  c->add_option("--systematic", sf.systematic,
+                "decentralized-encode: true = G = [I | A], sinks K..N-1 get their symbols; false = every rank j gets "
+                "(x.G)_j")
+      ->capture_default_str();
 }
 
 // ---- plan files --------------------------------------------------------------
