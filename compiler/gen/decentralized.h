@@ -43,8 +43,6 @@ bool decentralized_systematic(const Spec& spec);
 // is the block. Chosen by choose_generator among the registered encode
 // generators.
 ir::Plan block_encode(const Spec& block, const CostModel& cm);
-// Its cost without building it.
-PostalSplitCost block_encode_estimate(uint32_t K, uint32_t p, uint32_t lambda, const CostModel& cm);
 // The name of the generator block_encode uses for K ranks.
 std::string block_encode_name(uint32_t K, uint32_t p, uint32_t lambda, const CostModel& cm);
 
@@ -53,9 +51,10 @@ ir::Plan decentralized_grouped(const Spec& spec, const CostModel& cm);
 ir::Plan decentralized_padded(const Spec& spec, const CostModel& cm);
 ir::Plan decentralized_naive(const Spec& spec);
 
-// Costs as built (before optimisation passes), without building; a
-// generator that does not apply to the spec's form reports
-// C1 = UINT32_MAX so that auto never picks it.
+// Costs for `--algorithm auto`: of the plan after drop-zeros, measured on
+// the built plan (the naive plan's closed form is exact); a generator that
+// does not apply to the spec's form reports C1 = UINT32_MAX so that auto
+// never picks it.
 PostalSplitCost decentralized_grid_estimate(const Spec& spec, const CostModel& cm);
 PostalSplitCost decentralized_grouped_estimate(const Spec& spec, const CostModel& cm);
 PostalSplitCost decentralized_padded_estimate(const Spec& spec, const CostModel& cm);

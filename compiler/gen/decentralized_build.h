@@ -46,4 +46,12 @@ uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& gr
 // layout and the phases.
 ir::Plan finish(Assembly& a);
 
+// What `--algorithm auto` compares: the cost of the plan after drop-zeros,
+// measured on the built plan. A closed form would over-estimate the padded
+// and borrowed-cell plans, whose zero inputs drop-zeros removes from the
+// messages.
+PostalSplitCost delivered_cost(ir::Plan plan);
+// The estimate of a generator that does not apply to the spec's form.
+inline PostalSplitCost not_applicable() { return {0, 0, UINT32_MAX, UINT64_MAX}; }
+
 }  // namespace collplan::gen::detail

@@ -27,7 +27,6 @@
 #include <fmt/format.h>
 
 #include "gen/decentralized_build.h"
-#include "gen/trees.h"
 #include "support/error.h"
 
 namespace collplan::gen {
@@ -88,12 +87,8 @@ ir::Plan decentralized_grid(const Spec& spec, const CostModel& cm) {
 }
 
 PostalSplitCost decentralized_grid_estimate(const Spec& spec, const CostModel& cm) {
-  if (!decentralized_systematic(spec) || spec.N <= spec.K) return {0, 0, UINT32_MAX, UINT64_MAX};
-  const uint32_t K = spec.K, R = spec.N - spec.K, p = spec.p, lam = spec.lambda;
-  const uint32_t enc = K >= R ? R : K, tree = K >= R ? (K + R - 1) / R + 1 : (R + K - 1) / K + 1;
-  const PostalSplitCost e = block_encode_estimate(enc, p, lam, cm);
-  const uint32_t T = nomial_rounds(tree, p);
-  return {0, 0, e.C1 + T * lam, e.C2 + T};
+  if (!decentralized_systematic(spec) || spec.N <= spec.K) return detail::not_applicable();
+  return detail::delivered_cost(decentralized_grid(spec, cm));
 }
 
 }  // namespace collplan::gen

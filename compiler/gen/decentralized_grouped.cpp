@@ -19,7 +19,6 @@
 #include <fmt/format.h>
 
 #include "gen/decentralized_build.h"
-#include "gen/trees.h"
 #include "support/error.h"
 
 namespace collplan::gen {
@@ -61,14 +60,8 @@ ir::Plan decentralized_grouped(const Spec& spec, const CostModel& cm) {
 }
 
 PostalSplitCost decentralized_grouped_estimate(const Spec& spec, const CostModel& cm) {
-  if (decentralized_systematic(spec) || spec.N <= spec.K) return {0, 0, UINT32_MAX, UINT64_MAX};
-  const uint32_t K = spec.K, N = spec.N, g = N / K, r = N - g * K;
-  const PostalSplitCost e0 = block_encode_estimate(K + r, spec.p, spec.lambda, cm);
-  const PostalSplitCost e1 = g > 1 ? block_encode_estimate(K, spec.p, spec.lambda, cm) : PostalSplitCost{};
-  const uint32_t T = nomial_rounds(g, spec.p);
-  // The encodes run side by side: the longer one sets the steps; per step
-  // the larger message counts, bounded by the larger C2.
-  return {0, 0, T * spec.lambda + std::max(e0.C1, e1.C1), T + std::max(e0.C2, e1.C2)};
+  if (decentralized_systematic(spec) || spec.N <= spec.K) return detail::not_applicable();
+  return detail::delivered_cost(decentralized_grouped(spec, cm));
 }
 
 }  // namespace collplan::gen

@@ -51,9 +51,9 @@ ir::Plan decentralized_naive(const Spec& spec) {
 }
 
 PostalSplitCost decentralized_naive_estimate(const Spec& spec) {
-  if (!decentralized_systematic(spec) || spec.N <= spec.K) return {0, 0, UINT32_MAX, UINT64_MAX};
+  if (!decentralized_systematic(spec) || spec.N <= spec.K) return detail::not_applicable();
   const uint32_t E = std::max(spec.K, spec.N - spec.K), s = (E + spec.p - 1) / spec.p;
-  return {0, 0, s + spec.lambda - 1, s};
+  return {0, 0, s + spec.lambda - 1, s};  // nothing for drop-zeros to remove
 }
 
 }  // namespace collplan::gen

@@ -31,8 +31,8 @@ ir::Plan decentralized_padded(const Spec& spec, const CostModel& cm) {
 }
 
 PostalSplitCost decentralized_padded_estimate(const Spec& spec, const CostModel& cm) {
-  if (spec.N <= spec.K) return {0, 0, UINT32_MAX, UINT64_MAX};
-  return block_encode_estimate(spec.N, spec.p, spec.lambda, cm);
+  if (spec.N <= spec.K) return detail::not_applicable();
+  return detail::delivered_cost(decentralized_padded(spec, cm));
 }
 
 }  // namespace collplan::gen

@@ -61,6 +61,13 @@ Spec make_encode_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, M
   return s;
 }
 
+Spec make_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec m) {
+  Spec s = make_encode_spec(K, p, lambda, f, std::move(m));
+  s.op = OpKind::DecentralizedEncode;
+  s.N = N;
+  return s;
+}
+
 void validate_spec_basics(const Spec& s) {
   if (s.op == OpKind::DecentralizedEncode) {
     // K sources among N processors: one source is allowed (its sinks get

@@ -78,6 +78,9 @@ struct Spec {
 
 // An all-to-all encode spec (the fields every encode caller sets).
 Spec make_encode_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec m);
+// A decentralized-encode spec: N ranks, K sources, m = A (K×(N−K),
+// systematic) or G (K×N); see matrix/postcondition.h.
+Spec make_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec m);
 
 // Number of processors a plan for `s` runs on: N for decentralized-encode
 // (K sources + N-K sinks), K otherwise.

@@ -33,15 +33,8 @@ const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
 
 Spec dec_spec(uint32_t N, uint32_t K, uint32_t p, bool systematic, uint64_t seed, const Field& f = Field::gf256(),
               uint32_t lambda = 1) {
-  Spec s;
-  s.op = OpKind::DecentralizedEncode;
-  s.N = N;
-  s.K = K;
-  s.p = p;
-  s.lambda = lambda;
-  s.field = f;
-  s.matrix = matrix_explicit(random_matrix(K, systematic ? N - K : N, seed, f), f);
-  return s;
+  return make_decentralized_spec(N, K, p, lambda, f,
+                                 matrix_explicit(random_matrix(K, systematic ? N - K : N, seed, f), f));
 }
 
 uint32_t log_ceil(uint64_t n, uint32_t p) {
@@ -216,13 +209,7 @@ TEST_CASE("Reed-Solomon: every sink gets the codeword symbol of an independent e
         want_non[j] = y;
       }
       for (bool sys : {true, false}) {
-        Spec s;
-        s.op = OpKind::DecentralizedEncode;
-        s.N = N;
-        s.K = K;
-        s.p = 2;
-        s.field = f;
-        s.matrix = code_matrix("rs", N, K, sys, 0, f);
+        const Spec s = make_decentralized_spec(N, K, 2, 1, f, code_matrix("rs", N, K, sys, 0, f));
         passes::CompileOptions opt;
         const auto res = passes::compile(s, opt);
         // Run the compiled plan on x through the runtime, one element per vector.
