@@ -74,6 +74,17 @@ uint64_t block_C2_side_by_side(uint32_t n0, uint32_t n1, uint32_t p) {
   return c;
 }
 
+// The delivered plan: generator, drop-zeros, alloc-slots, each followed by
+// the checker (the pipeline raises InternalError if a pass breaks the plan).
+void check_pipeline(const Spec& s, const char* algorithm) {
+  passes::CompileOptions opt;
+  opt.algorithm = algorithm;
+  opt.verify = kExact;
+  const auto res = passes::compile(s, opt);
+  CHECK(res.cost.C1 <= res.generator_cost.C1);
+  CHECK(res.cost.C2 <= res.generator_cost.C2);
+}
+
 struct Seen {
   uint32_t plans = 0, ge_borrowed = 0, lt_borrowed = 0, ge_full = 0, lt_full = 0, grouped_uneven = 0;
 };
@@ -110,6 +121,7 @@ void check_all(uint32_t N, uint32_t K, uint32_t p, Seen& seen) {
     passes::verify(naive, kExact);
     CHECK(passes::cost(naive).C1 == div_ceil(std::max(K, R), p));
     CHECK(passes::cost(naive).C2 == div_ceil(std::max(K, R), p));
+    for (const char* g : {"decentralized-grid", "decentralized-padded", "decentralized-naive"}) check_pipeline(s, g);
     seen.plans += 3;
   }
   {  // non-systematic: grouped, padded
@@ -124,6 +136,7 @@ void check_all(uint32_t N, uint32_t K, uint32_t p, Seen& seen) {
     const ir::Plan pad = gen::decentralized_padded(s, cm);
     passes::verify(pad, kExact);
     CHECK(passes::cost(pad).C1 == log_ceil(N, p));
+    for (const char* g : {"decentralized-grouped", "decentralized-padded"}) check_pipeline(s, g);
     seen.plans += 2;
   }
 }
