@@ -1,20 +1,18 @@
-// Decentralized encoding of a non-systematic [N, K] code G (K×N): the grouped
-// scheme of the encode paper's Remark 1, extended to K ∤ N.
+// Decentralized encoding of a non-systematic [N, K] code G (K×N): the
+// grouped scheme of the encode paper's Remark 1 (K | N) and of the journal
+// paper's Appendix B-B (any N).
 //
-// g = ⌊N/K⌋ groups of ranks, r = N − gK left over. Group 0 is the sources
-// 0..K−1 together with the r left-over ranks gK..N−1 (which hold zero);
-// group j = 1..g−1 is ranks jK..jK+K−1.
+// g = ⌊N/K⌋ groups, r = N − gK left-over ranks. Group 0 is the sources
+// 0..K−1, group j = 1..g−1 is ranks jK..jK+K−1; the left-over rank gK+t
+// joins group t mod g (Appendix B-B: the incomplete column is distributed
+// evenly over the others), holding zero.
 //   Phase 1: source i broadcasts x_i to rank jK+i of every group j >= 1
 //            (row broadcasts among g ranks).
-//   Phase 2: every group encodes its block of G: group j >= 1 the K×K block
-//            of columns jK..jK+K−1; group 0 the (K+r)×(K+r) block of columns
-//            0..K−1 and gK..N−1, padded with zero rows for the left-over
-//            ranks' zero inputs.
-// C1 = ⌈log_b g⌉ + ⌈log_b(K + r)⌉ (λ = 1, prepare-and-shoot blocks), which
-// is Remark 1's ⌈log_b(N/K)⌉ + ⌈log_b K⌉ when K | N. Remark 1 assumes K | N;
-// placing the left-over ranks in group 0 (rather than a short last group
-// filled with borrowed ranks, which would be busy in their own group's
-// encode at the same time) is this generator's extension.
+//   Phase 2: every group encodes its block of G by the padded method of
+//            Appendix B-A: the columns of G of its members, zero rows for the
+//            left-over members' zero inputs.
+// C1 = ⌈log_b g⌉ + ⌈log_b(K + ⌈r/g⌉)⌉ (λ = 1, prepare-and-shoot blocks),
+// Remark 1's ⌈log_b(N/K)⌉ + ⌈log_b K⌉ when K | N.
 // g = 1 (N < 2K) is the padded N-rank encode.
 #include <fmt/format.h>
 
@@ -32,26 +30,22 @@ ir::Plan decentralized_grouped(const Spec& spec, const CostModel& cm) {
                "matrix A: use decentralized-grid",
                a.K, a.N, a.K, a.R);
   const uint32_t K = a.K, N = a.N, g = N / K, r = N - g * K;
-  a.layout = fmt::format("non-systematic, {} group(s) of {} ranks; group 0 = the sources and {} left-over rank(s)", g, K, r);
+  a.layout = fmt::format("non-systematic, {} group(s) of {} ranks (group 0 = the sources), {} left-over rank(s) "
+                         "spread over the groups",
+                         g, K, r);
   std::vector<std::vector<Rank>> rows(K), groups(g);
-  std::vector<Matrix> blocks;
   for (uint32_t i = 0; i < K; ++i)
-    for (uint32_t j = 0; j < g; ++j) rows[i].push_back(j * K + i);  // root: the source, local rank 0
-  // Group 0: sources, then the left-over ranks (zero rows).
-  {
-    for (uint32_t i = 0; i < K; ++i) groups[0].push_back(i);
-    for (uint32_t t = 0; t < r; ++t) groups[0].push_back(g * K + t);
-    Matrix B = Matrix::zeros(K + r, K + r);
-    for (uint32_t k = 0; k < K; ++k)
-      for (uint32_t c = 0; c < K + r; ++c) B.at(k, c) = a.M.at(k, groups[0][c]);
-    blocks.push_back(std::move(B));
-  }
-  for (uint32_t j = 1; j < g; ++j) {
-    Matrix B = Matrix::zeros(K, K);
-    for (uint32_t i = 0; i < K; ++i) {
+    for (uint32_t j = 0; j < g; ++j) {
+      rows[i].push_back(j * K + i);  // root: the source, local rank 0
       groups[j].push_back(j * K + i);
-      for (uint32_t k = 0; k < K; ++k) B.at(k, i) = a.M.at(k, j * K + i);
     }
+  for (uint32_t t = 0; t < r; ++t) groups[t % g].push_back(g * K + t);
+  std::vector<Matrix> blocks;
+  for (const auto& grp : groups) {
+    const uint32_t n = static_cast<uint32_t>(grp.size());
+    Matrix B = Matrix::zeros(n, n);  // rows >= K stay zero: those members hold zero
+    for (uint32_t k = 0; k < K; ++k)
+      for (uint32_t c = 0; c < n; ++c) B.at(k, c) = a.M.at(k, grp[c]);
     blocks.push_back(std::move(B));
   }
   if (g > 1) detail::broadcast_groups(a, rows, "row broadcasts of x_i to every group");

@@ -113,8 +113,8 @@ const std::vector<GeneratorInfo>& generators() {
        decentralized_grid,
        decentralized_grid_estimate},
       {"decentralized-grouped",
-       "non-systematic [N, K] code: broadcast x_i to the floor(N/K) groups, each group encodes its block of G; C1 = "
-       "ceil(log_b floor(N/K)) + ceil(log_b(K + N mod K))",
+       "non-systematic [N, K] code: broadcast x_i to the g = floor(N/K) groups, each group encodes its block of G; C1 "
+       "= ceil(log_b g) + ceil(log_b(K + ceil((N mod K)/g)))",
        {OpKind::DecentralizedEncode},
        decentralized_grouped,
        decentralized_grouped_estimate},

@@ -65,12 +65,17 @@ uint64_t block_C2(uint32_t n, uint32_t p) {
   return c;
 }
 
-// Σ over steps of the larger of two block encodes running side by side.
-uint64_t block_C2_side_by_side(uint32_t n0, uint32_t n1, uint32_t p) {
-  const std::vector<uint64_t> a = block_sizes(n0, p), b = block_sizes(n1, p);
+// Σ over steps of the largest of block encodes of the given sizes running
+// side by side.
+uint64_t block_C2_side_by_side(const std::vector<uint32_t>& sizes, uint32_t p) {
+  std::vector<uint64_t> most;
+  for (uint32_t n : sizes) {
+    const std::vector<uint64_t> a = block_sizes(n, p);
+    if (a.size() > most.size()) most.resize(a.size(), 0);
+    for (size_t t = 0; t < a.size(); ++t) most[t] = std::max(most[t], a[t]);
+  }
   uint64_t c = 0;
-  for (size_t t = 0; t < std::max(a.size(), b.size()); ++t)
-    c += std::max(t < a.size() ? a[t] : 0, t < b.size() ? b[t] : 0);
+  for (uint64_t x : most) c += x;
   return c;
 }
 
@@ -130,8 +135,10 @@ void check_all(uint32_t N, uint32_t K, uint32_t p, Seen& seen) {
     passes::verify(grp, kExact);
     const uint32_t g = N / K, r = N - g * K, T = log_ceil(g, p);
     const auto c = passes::cost(grp);
-    CHECK(c.C1 == T + std::max(log_ceil(K + r, p), g > 1 ? log_ceil(K, p) : 0));
-    CHECK(c.C2 == T + block_C2_side_by_side(K + r, g > 1 ? K : 0, p));
+    // Group j has K + ⌈r/g⌉ members for j < r mod g (all when g | r), else K + ⌊r/g⌋.
+    const uint32_t big = K + div_ceil(r, g), small = K + r / g;
+    CHECK(c.C1 == T + log_ceil(big, p));
+    CHECK(c.C2 == T + block_C2_side_by_side({big, small}, p));
     if (r && g > 1) seen.grouped_uneven++;
     const ir::Plan pad = gen::decentralized_padded(s, cm);
     passes::verify(pad, kExact);
