@@ -88,6 +88,7 @@ void check_pipeline(const Spec& s, const char* algorithm) {
   const auto res = passes::compile(s, opt);
   CHECK(res.cost.C1 <= res.generator_cost.C1);
   CHECK(res.cost.C2 <= res.generator_cost.C2);
+  CHECK(res.cost.C1 >= res.cost.lb_C1);  // the reported bound is a bound
 }
 
 struct Seen {
@@ -182,6 +183,16 @@ TEST_CASE("decentralized encode with postal latency and prime fields", "[decentr
         passes::verify(gen::decentralized_padded(s, cm), kExact);
         if (sys) passes::verify(gen::decentralized_naive(s), kExact);
       }
+}
+
+TEST_CASE("the C1 bound of a systematic code counts sinks and sources, not all N ranks", "[decentralized]") {
+  // N = 4, K = 2, p = 2: the naive plan needs 1 step; ⌈log_3 4⌉ = 2 would be
+  // no bound. max(K, R) + 1 = 3 ranks: ⌈log_3 3⌉ = 1.
+  const auto c = passes::cost(gen::decentralized_naive(dec_spec(4, 2, 2, true, 5)));
+  CHECK(c.C1 == 1);
+  CHECK(c.lb_C1 == 1);
+  // Non-systematic: every rank needs x_k, so the bound is over all N.
+  CHECK(passes::cost(gen::decentralized_padded(dec_spec(4, 2, 2, false, 5), gen::CostModel{})).lb_C1 == 2);
 }
 
 TEST_CASE("the plan names its layout and phases", "[decentralized]") {
