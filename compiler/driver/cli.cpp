@@ -130,7 +130,9 @@ Spec build_spec(const SpecFlags& sf) {
   s.p = sf.p;
   s.lambda = sf.lambda;
   s.field = Field::parse(sf.field);
-  if (sf.K == 0) user_error("--K is required (the number of processors, K >= 2)");
+  if (sf.K == 0)
+    user_error("--K is required ({})", s.op == OpKind::DecentralizedEncode ? "the number of sources, 1 <= K < N"
+                                                                           : "the number of processors, K >= 2");
   s.root = sf.root;
   s.blocks = sf.blocks;
   s.exclusive = sf.exclusive;
@@ -159,7 +161,7 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--spec", sf.spec_file, "spec file (JSON with the keys below; flags override it)");
   c->add_option("--op", sf.op, "operation: encode | decentralized-encode | broadcast | reduce | allgather | allgatherv | allreduce | prefix")
       ->capture_default_str();
-  c->add_option("--K", sf.K, "number of processors (K >= 2)");
+  c->add_option("--K", sf.K, "number of processors (K >= 2); decentralized-encode: the sources (K >= 1)");
   c->add_option("--p", sf.p, "ports per processor (p >= 1)")->capture_default_str();
   c->add_option("--lambda", sf.lambda, "postal latency (lambda >= 1; 1 = synchronous rounds)")->capture_default_str();
   c->add_option("--field", sf.field, "gf256 | gf65536 | prime:Q (prime Q < 2^31)")->capture_default_str();
