@@ -66,7 +66,7 @@ struct Spec {
   uint32_t p = 1;       // ports per processor
   uint32_t lambda = 1;  // postal latency (1 = synchronous rounds)
   Field field = Field::gf256();
-  MatrixSpec matrix;        // coded operations only
+  MatrixSpec matrix;        // coded operations only (decentralized-encode: A, K×(N−K), or G, K×N; postcondition.h)
   std::string algorithm;    // the generator that produced the plan
   uint32_t blocks = 1;      // n: blocks per buffer (block operations)
   uint32_t root = 0;        // broadcast / reduce

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <vector>
 #include <string>
 
 #include "gen/registry.h"
@@ -64,16 +65,16 @@ void check_registry_estimate(const Spec& s, const std::string& name, const passe
   CHECK(e.C2 == c.C2);
 }
 
-}  // namespace
-
-TEST_CASE("tree and pipelined broadcast/reduce: exact, costs as stated", "[trees]") {
+// Every K <= maxK, p <= 3, three roots, the given block counts; λ = 2, 3 on
+// a sample (every third K, root 0) unless all_lambda.
+uint32_t check_tree_grid(uint32_t maxK, const std::vector<uint32_t>& blocks, bool all_lambda) {
   uint32_t cases = 0;
-  for (uint32_t K = 2; K <= 28; ++K)
+  for (uint32_t K = 2; K <= maxK; ++K)
     for (uint32_t p = 1; p <= 3; ++p)
       for (uint32_t lambda : {1u, 2u, 3u})
         for (uint32_t root : {0u, K / 2, K - 1})
-          for (uint32_t n : {1u, 2u, 5u}) {
-            if (lambda > 1 && (K % 3 != 0 || root != 0)) continue;  // keep λ > 1 to a sample
+          for (uint32_t n : blocks) {
+            if (!all_lambda && lambda > 1 && (K % 3 != 0 || root != 0)) continue;
             INFO("K=" << K << " p=" << p << " lambda=" << lambda << " root=" << root << " n=" << n);
             const Spec b = tree_spec(OpKind::Broadcast, K, p, lambda, root, n);
             const Spec r = tree_spec(OpKind::Reduce, K, p, lambda, root, n);
@@ -95,7 +96,17 @@ TEST_CASE("tree and pipelined broadcast/reduce: exact, costs as stated", "[trees
             }
             ++cases;
           }
-  CHECK(cases > 500);
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("tree and pipelined broadcast/reduce: exact, costs as stated", "[trees]") {
+  CHECK(check_tree_grid(20, {1, 4}, false) > 250);
+}
+
+TEST_CASE("tree and pipelined broadcast/reduce: every K <= 64, p <= 3, lambda <= 3", "[trees][.slow][slow]") {
+  CHECK(check_tree_grid(64, {1, 2, 5}, true) == 63 * 3 * 3 * 3 * 3);
 }
 
 TEST_CASE("auto picks the pipelined tree for long buffers and the nomial tree for short ones", "[trees]") {
