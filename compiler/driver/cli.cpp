@@ -11,6 +11,7 @@
 
 #include "ir/binary.h"
 #include "ir/json.h"
+#include "matrix/codes.h"
 #include "support/error.h"
 
 namespace collplan::cli {
@@ -105,11 +106,16 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
       else if (key == "blocks" && !given("--blocks")) sf.blocks = val.get<uint32_t>();
       else if (key == "counts" && !given("--counts")) sf.counts = val.get<std::string>();
       else if (key == "exclusive" && !given("--exclusive")) sf.exclusive = val.get<bool>();
+      else if (key == "N" && !given("--N")) sf.N = val.get<uint32_t>();
+      else if (key == "code" && !given("--code")) sf.code = val.get<std::string>();
+      else if (key == "generator" && !given("--generator")) sf.generator_file = val.get<std::string>();
+      else if (key == "systematic" && !given("--systematic")) sf.systematic = val.get<bool>();
       else if (key != "op" && key != "K" && key != "p" && key != "lambda" && key != "field" && key != "matrix" &&
                key != "seed" && key != "points" && key != "perm" && key != "matrix_file" && key != "root" &&
-               key != "blocks" && key != "counts" && key != "exclusive")
+               key != "blocks" && key != "counts" && key != "exclusive" && key != "N" && key != "code" &&
+               key != "generator" && key != "systematic")
         user_error("spec file '{}': unknown key '{}' (valid: op, K, p, lambda, field, matrix, seed, points, perm, "
-                   "matrix_file, root, blocks, counts, exclusive)",
+                   "matrix_file, root, blocks, counts, exclusive, N, code, generator, systematic)",
                    sf.spec_file, key);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -124,7 +130,9 @@ Spec build_spec(const SpecFlags& sf) {
   s.p = sf.p;
   s.lambda = sf.lambda;
   s.field = Field::parse(sf.field);
-  if (sf.K == 0) user_error("--K is required (the number of processors, K >= 2)");
+  if (sf.K == 0)
+    user_error("--K is required ({})", s.op == OpKind::DecentralizedEncode ? "the number of sources, 1 <= K < N"
+                                                                           : "the number of processors, K >= 2");
   s.root = sf.root;
   s.blocks = sf.blocks;
   s.exclusive = sf.exclusive;
@@ -133,8 +141,19 @@ Spec build_spec(const SpecFlags& sf) {
       if (c > (1u << 24)) user_error("--counts entry {} is too large (at most 16777216)", c);
       s.counts.push_back(static_cast<uint32_t>(c));
     }
+  if (s.op == OpKind::DecentralizedEncode) {
+    if (sf.N == 0) user_error("--N is required for decentralized-encode (the number of processors, N > K)");
+    s.N = sf.N;
+  }
   validate_spec_basics(s);
   if (s.op == OpKind::Encode) s.matrix = build_matrix(sf, s.K, s.field);
+  if (s.op == OpKind::DecentralizedEncode) {
+    // A (K x (N-K)) for a systematic code, G (K x N) otherwise.
+    if (!sf.generator_file.empty())
+      s.matrix = matrix_from_file(sf.generator_file, s.K, sf.systematic ? s.N - s.K : s.N, s.field);
+    else
+      s.matrix = code_matrix(sf.code, s.N, s.K, sf.systematic, sf.seed, s.field);
+  }
   return s;
 }
 
@@ -142,7 +161,7 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--spec", sf.spec_file, "spec file (JSON with the keys below; flags override it)");
   c->add_option("--op", sf.op, "operation: encode | decentralized-encode | broadcast | reduce | allgather | allgatherv | allreduce | prefix")
       ->capture_default_str();
-  c->add_option("--K", sf.K, "number of processors (K >= 2)");
+  c->add_option("--K", sf.K, "number of processors (K >= 2); decentralized-encode: the sources (K >= 1)");
   c->add_option("--p", sf.p, "ports per processor (p >= 1)")->capture_default_str();
   c->add_option("--lambda", sf.lambda, "postal latency (lambda >= 1; 1 = synchronous rounds)")->capture_default_str();
   c->add_option("--field", sf.field, "gf256 | gf65536 | prime:Q (prime Q < 2^31)")->capture_default_str();
@@ -155,6 +174,16 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--blocks", sf.blocks, "block operations: blocks per buffer (n >= 1)")->capture_default_str();
   c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: blocks per rank; comma-separated");
   c->add_flag("--exclusive", sf.exclusive, "prefix: exclusive scan");
+  c->add_option("--N", sf.N, "decentralized-encode: processors, N > K (ranks 0..K-1 are the sources)");
+  c->add_option("--code", sf.code, "decentralized-encode: rs | lagrange | random (seeded by --seed)")
+      ->capture_default_str();
+  c->add_option("--generator", sf.generator_file,
+                "decentralized-encode: the code's matrix from a file (Matrix Market or CSV): A, K x (N-K), when "
+                "systematic; G, K x N, otherwise");
+  c->add_option("--systematic", sf.systematic,
+                "decentralized-encode: true = G = [I | A], sinks K..N-1 get their symbols; false = every rank j gets "
+                "(x.G)_j")
+      ->capture_default_str();
 }
 
 // ---- plan files --------------------------------------------------------------

@@ -42,6 +42,11 @@ struct SpecFlags {
   uint32_t root = 0, blocks = 1;
   std::string counts;
   bool exclusive = false;
+  // decentralized-encode
+  uint32_t N = 0;
+  std::string code = "random";   // rs | lagrange | random (or generator_file)
+  std::string generator_file;    // A (K x (N-K)) or G (K x N) from a file
+  bool systematic = true;
 };
 
 // A comma-separated list of non-negative integers; UserError naming --`what`.

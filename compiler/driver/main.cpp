@@ -56,10 +56,20 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     for (const auto& line : res.log) std::cerr << "  " << line << "\n";
   if (!out.empty()) ir::write_binary(res.plan, out);
   if (!json_out.empty()) ir::write_json_file(res.plan, json_out, with_matrix, passes::cost_json(res.cost));
-  std::cout << fmt::format("plan: {} K={} p={} lambda={} field={}{} algorithm={}\n", op_name(spec.op), spec.K, spec.p,
+  std::cout << fmt::format("plan: {} K={}{} p={} lambda={} field={}{} algorithm={}\n", op_name(spec.op), spec.K,
+                           spec.op == OpKind::DecentralizedEncode ? fmt::format(" N={}", spec.N) : std::string(), spec.p,
                            spec.lambda, spec.field.name(),
                            spec.op == OpKind::Encode ? " matrix=" + res.plan.spec.matrix.family : std::string(),
                            res.plan.spec.algorithm);
+  if (spec.op == OpKind::DecentralizedEncode) {
+    std::cout << fmt::format("code: [N, K] = [{}, {}], {}\n", spec.N, spec.K, spec.matrix.source);
+    std::cout << fmt::format("sources: ranks 0..{} hold x_0..x_{}\n", spec.K - 1, spec.K - 1);
+    if (spec.matrix.cols == spec.N)
+      std::cout << fmt::format("outputs: non-systematic, every rank j in 0..{} receives sum_k x_k G[k][j]\n", spec.N - 1);
+    else
+      std::cout << fmt::format("sinks: ranks {}..{}; sink {}+j receives sum_k x_k A[k][j] (G = [I | A])\n", spec.K,
+                               spec.N - 1, spec.K);
+  }
   std::cout << fmt::format("verified: {}\n", res.verify.describe());
   if (spec.op == OpKind::Encode && spec.p + 1 > spec.K && res.plan.spec.algorithm == "prepare-shoot")
     std::cout << fmt::format("note: K <= p: one round on K-1 = {} ports; the other {} ports stay idle (nothing they could "

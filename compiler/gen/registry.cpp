@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "gen/decentralized.h"
 #include "gen/postal.h"
 #include "gen/prepare_shoot.h"
+#include "gen/trees.h"
 #include "passes/cost.h"
 #include "support/error.h"
 
@@ -23,6 +25,20 @@ PostalSplitCost prepare_shoot_estimate(const Spec& s, const CostModel&) {
 PostalSplitCost postal_tree_estimate(const Spec& s, uint64_t nodes, uint64_t elements) {
   const uint32_t T = passes::postal_steps_bound(nodes, s.p, s.lambda);
   return {0, 0, T, elements * (T >= s.lambda ? T - s.lambda + 1 : 0)};
+}
+
+// The (p+1)-nomial tree: T rounds of λ steps, each sending the n blocks.
+PostalSplitCost nomial_tree_estimate(const Spec& s) {
+  const uint32_t T = nomial_rounds(s.K, s.p);
+  return {0, 0, T * s.lambda, uint64_t{s.blocks} * T};
+}
+
+// The pipelined p-ary tree: n − 1 + Dλ steps, one element in each sending step.
+PostalSplitCost pipelined_tree_estimate(const Spec& s) {
+  const uint32_t D = pary_depth(s.K, s.p);
+  const uint64_t n = s.blocks;
+  return {0, 0, static_cast<uint32_t>(n - 1 + uint64_t{D} * s.lambda),
+          D == 0 ? 0 : n + uint64_t{D - 1} * std::min<uint64_t>(n, s.lambda)};
 }
 
 }  // namespace
@@ -65,6 +81,55 @@ const std::vector<GeneratorInfo>& generators() {
        {OpKind::Broadcast},
        [](const Spec& s, const CostModel&) { return postal_broadcast(s); },
        [](const Spec& s, const CostModel&) { return postal_tree_estimate(s, s.K, s.blocks); }},
+      {"tree-broadcast",
+       "broadcast of n blocks from any root on the (p+1)-nomial tree, whole buffer per message; C1 = "
+       "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",
+       {OpKind::Broadcast},
+       [](const Spec& s, const CostModel&) { return tree_broadcast(s); },
+       [](const Spec& s, const CostModel&) { return nomial_tree_estimate(s); }},
+      {"tree-reduce",
+       "reduce (block-wise sum) of n blocks into any root: the (p+1)-nomial broadcast reversed; C1 = "
+       "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",
+       {OpKind::Reduce},
+       [](const Spec& s, const CostModel&) { return tree_reduce(s); },
+       [](const Spec& s, const CostModel&) { return nomial_tree_estimate(s); }},
+      {"pipelined-broadcast",
+       "broadcast of n blocks streamed one block per message down the p-ary tree (a chain for p = 1); C1 = n-1+D*lambda "
+       "for tree depth D: for long buffers",
+       {OpKind::Broadcast},
+       [](const Spec& s, const CostModel&) { return pipelined_broadcast(s); },
+       [](const Spec& s, const CostModel&) { return pipelined_tree_estimate(s); }},
+      {"pipelined-reduce",
+       "reduce of n blocks streamed one block per message up the p-ary tree (a chain for p = 1); C1 = n-1+D*lambda: "
+       "for long buffers",
+       {OpKind::Reduce},
+       [](const Spec& s, const CostModel&) { return pipelined_reduce(s); },
+       [](const Spec& s, const CostModel&) { return pipelined_tree_estimate(s); }},
+      {"decentralized-grid",
+       "systematic [N, K] code: K >= R column encodes of RxR blocks + row reduces, K < R row broadcasts + column "
+       "encodes of KxK blocks (journal framework); C1 = ceil(log_b R) + ceil(log_b(ceil(K/R)+1)) or "
+       "ceil(log_b(ceil(R/K)+1)) + ceil(log_b K)",
+       {OpKind::DecentralizedEncode},
+       decentralized_grid,
+       decentralized_grid_estimate},
+      {"decentralized-grouped",
+       "non-systematic [N, K] code: broadcast x_i to the g = floor(N/K) groups, each group encodes its block of G; C1 "
+       "= ceil(log_b g) + ceil(log_b(K + ceil((N mod K)/g)))",
+       {OpKind::DecentralizedEncode},
+       decentralized_grouped,
+       decentralized_grouped_estimate},
+      {"decentralized-padded",
+       "[N, K] code, either form: the matrix padded to NxN (sinks hold 0) and one all-to-all encode among all N; C1 = "
+       "ceil(log_b N)",
+       {OpKind::DecentralizedEncode},
+       decentralized_padded,
+       decentralized_padded_estimate},
+      {"decentralized-naive",
+       "systematic [N, K] code: every source sends its data to every sink, p at a time (baseline); C1 = "
+       "ceil(max(K, R)/p)",
+       {OpKind::DecentralizedEncode},
+       [](const Spec& s, const CostModel&) { return decentralized_naive(s); },
+       [](const Spec& s, const CostModel&) { return decentralized_naive_estimate(s); }},
   };
   return g;
 }

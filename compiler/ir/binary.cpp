@@ -221,8 +221,8 @@ Digest content_hash_of(const uint8_t* head, size_t head_end) {
 // are encoded one at a time into a scratch buffer, hashed and dropped.
 std::vector<uint8_t> encode_head(const Plan& plan, std::vector<uint8_t>* body) {
   const Spec& spec = plan.spec;
-  COLLPLAN_ASSERT(plan.ranks.size() == spec.K,
-                  fmt::format("plan has {} programs for K = {}", plan.ranks.size(), spec.K));
+  const uint32_t R = num_ranks(spec);  // N for decentralized-encode
+  COLLPLAN_ASSERT(plan.ranks.size() == R, fmt::format("plan has {} programs for {} ranks", plan.ranks.size(), R));
   const uint32_t eb = spec.field.elem_bytes();
 
   std::vector<uint8_t> header;
@@ -230,11 +230,11 @@ std::vector<uint8_t> encode_head(const Plan& plan, std::vector<uint8_t>* body) {
   write_spec(hw, spec, plan.num_steps);
   COLLPLAN_ASSERT(header.size() <= UINT32_MAX, "plan header larger than 4 GiB");
 
-  const uint64_t head_size = kPreambleSize + header.size() + kIndexEntrySize * static_cast<uint64_t>(spec.K);
-  std::vector<RankIndexEntry> index(spec.K);
+  const uint64_t head_size = kPreambleSize + header.size() + kIndexEntrySize * static_cast<uint64_t>(R);
+  std::vector<RankIndexEntry> index(R);
   std::vector<uint8_t> scratch;
   uint64_t offset = head_size;
-  for (uint32_t k = 0; k < spec.K; ++k) {
+  for (uint32_t k = 0; k < R; ++k) {
     const Program& prog = plan.ranks[k];
     COLLPLAN_ASSERT(prog.rank == k, fmt::format("ranks[{}] holds the program of rank {}", k, prog.rank));
     std::vector<uint8_t>& buf = body ? *body : scratch;
@@ -255,7 +255,7 @@ std::vector<uint8_t> encode_head(const Plan& plan, std::vector<uint8_t>* body) {
   head.insert(head.end(), 16, 0);              // content hash, filled below
   w.u64(offset);                               // file size
   w.u32(static_cast<uint32_t>(header.size()));
-  w.u32(spec.K);
+  w.u32(R);
   head.insert(head.end(), header.begin(), header.end());
   for (const RankIndexEntry& e : index) {
     w.u64(e.offset);
@@ -489,8 +489,9 @@ Head parse_head(const uint8_t* head, const Preamble& pre) {
   } catch (const UserError& e) {
     damaged(kPreambleSize, "header", fmt::format("invalid spec: {}", e.what()));
   }
-  if (h.spec.K != pre.num_ranks)
-    damaged(44, "preamble", fmt::format("rank count {} differs from the spec's K = {}", pre.num_ranks, h.spec.K));
+  if (num_ranks(h.spec) != pre.num_ranks)
+    damaged(44, "preamble",
+            fmt::format("rank count {} differs from the spec's {} ranks", pre.num_ranks, num_ranks(h.spec)));
 
   const uint64_t index_at = kPreambleSize + pre.header_size;
   Reader ir(head + index_at, kIndexEntrySize * static_cast<size_t>(pre.num_ranks), index_at, "index");
@@ -589,7 +590,8 @@ Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Sp
       if (s.port >= spec.p) rd.fail("send port {} (step {}) is not a port (p = {}, valid 0..{})", s.port, st.t,
                                     spec.p, spec.p - 1);
       s.to = rd.u32("send destination");
-      if (s.to >= spec.K) rd.fail("send destination {} (step {}) is not a rank (valid 0..{})", s.to, st.t, spec.K - 1);
+      if (s.to >= num_ranks(spec))
+        rd.fail("send destination {} (step {}) is not a rank (valid 0..{})", s.to, st.t, num_ranks(spec) - 1);
       const uint32_t nel = rd.count32(kMinCombo, "payload size");
       for (uint32_t x = 0; x < nel; ++x) read_combo(rd, s.payload.emplace_back().terms, prog.num_slots, f, eb);
     }
@@ -599,8 +601,8 @@ Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Sp
       if (rv.port >= spec.p) rd.fail("receive port {} (step {}) is not a port (p = {}, valid 0..{})", rv.port, st.t,
                                      spec.p, spec.p - 1);
       rv.from = rd.u32("receive source");
-      if (rv.from >= spec.K)
-        rd.fail("receive source {} (step {}) is not a rank (valid 0..{})", rv.from, st.t, spec.K - 1);
+      if (rv.from >= num_ranks(spec))
+        rd.fail("receive source {} (step {}) is not a rank (valid 0..{})", rv.from, st.t, num_ranks(spec) - 1);
       rv.sent_at = rd.u32("sent_at");
       if (rv.sent_at < 1 || rv.sent_at > st.t)
         rd.fail("receive in step {} of a message sent at step {} (valid 1..{})", st.t, rv.sent_at, st.t);
@@ -700,8 +702,8 @@ Plan decode_binary(const uint8_t* data, size_t size) {
   Plan plan;
   plan.spec = std::move(head.h.spec);
   plan.num_steps = head.h.num_steps;
-  plan.ranks.resize(plan.spec.K);
-  for (uint32_t k = 0; k < plan.spec.K; ++k) {
+  plan.ranks.resize(num_ranks(plan.spec));
+  for (uint32_t k = 0; k < num_ranks(plan.spec); ++k) {
     const RankIndexEntry& e = head.h.index[k];
     plan.ranks[k] = read_blob(data + e.offset, e, k, plan.spec, plan.num_steps);
   }
@@ -750,7 +752,8 @@ Program read_rank(const std::string& path, Rank r, PlanHeader* header_out) {
     std::vector<uint8_t> head_bytes;
     Head head = read_head_from(f.get(), path, size, head_bytes);
     const Spec& spec = head.h.spec;
-    if (r >= spec.K) user_error("rank {} is not in this plan (K = {}, valid 0..{})", r, spec.K, spec.K - 1);
+    if (r >= num_ranks(spec))
+      user_error("rank {} is not in this plan ({} ranks, valid 0..{})", r, num_ranks(spec), num_ranks(spec) - 1);
     const RankIndexEntry& e = head.h.index[r];
     std::vector<uint8_t> blob(static_cast<size_t>(e.length));
     read_at(f.get(), path, e.offset, blob.data(), blob.size());

@@ -11,7 +11,7 @@
 //   preamble := magic[8] = 89 'C' 'P' 'L' 'A' 'N' 0D 0A
 //               version:u32 = 1   flags:u32 = 0
 //               content_hash:digest          (see "Integrity" below)
-//               file_size:u64   header_size:u32   num_ranks:u32 (= K)
+//               file_size:u64   header_size:u32   num_ranks:u32 (= K; N for decentralized-encode)
 //   header   := spec num_steps:u32                  (header_size bytes)
 //   spec     := op:u8 field_kind:u8 flags:u16 K:u32 p:u32 lambda:u32     (flags bit 0: exclusive prefix)
 //               field_m:u32 field_poly:u32 field_q:u64

@@ -428,7 +428,8 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
       only_keys(sx, xp, {"port", "to", "payload"});
       Send& s = st.sends.emplace_back();
       s.port = as_index(need(sx, "port", xp), member(xp, "port"), spec.p, "port", "p = {}");
-      s.to = as_index(need(sx, "to", xp), member(xp, "to"), spec.K, "rank", "K = {}");
+      s.to = as_index(need(sx, "to", xp), member(xp, "to"), num_ranks(spec), "rank",
+                          spec.op == OpKind::DecentralizedEncode ? "N = {}" : "K = {}");
       const std::string pp = member(xp, "payload");
       const json& payload = need_array(need(sx, "payload", xp), pp);
       for (size_t e = 0; e < payload.size(); ++e)
@@ -443,7 +444,8 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
       only_keys(rx, xp, {"port", "from", "sent_at", "into"});
       Recv& r = st.recvs.emplace_back();
       r.port = as_index(need(rx, "port", xp), member(xp, "port"), spec.p, "port", "p = {}");
-      r.from = as_index(need(rx, "from", xp), member(xp, "from"), spec.K, "rank", "K = {}");
+      r.from = as_index(need(rx, "from", xp), member(xp, "from"), num_ranks(spec), "rank",
+                          spec.op == OpKind::DecentralizedEncode ? "N = {}" : "K = {}");
       r.sent_at = as_u32(need(rx, "sent_at", xp), member(xp, "sent_at"));
       if (r.sent_at < 1 || r.sent_at > st.t)
         bad(member(xp, "sent_at"), "{}: a message received in step {} was sent in step 1..{}", r.sent_at, st.t,
@@ -517,8 +519,8 @@ Plan from_json(const json& j) {
     }
   }
 
-  if (ranks.size() != plan.spec.K)
-    bad("ranks", "{} programs listed, the spec has K = {} ranks", ranks.size(), plan.spec.K);
+  if (ranks.size() != num_ranks(plan.spec))
+    bad("ranks", "{} programs listed, the spec has {} ranks", ranks.size(), num_ranks(plan.spec));
   plan.ranks.reserve(ranks.size());
   for (size_t k = 0; k < ranks.size(); ++k)
     plan.ranks.push_back(parse_rank(ranks[k], element("ranks", k), static_cast<Rank>(k), plan.spec, plan.num_steps));

@@ -1,5 +1,7 @@
 #include "ir/plan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "support/error.h"
@@ -14,6 +16,13 @@ Step& Program::at(StepNo t) {
   }
   if (steps.back().t == t) return steps.back();
   internal_error(__FILE__, __LINE__, fmt::format("rank {}: step {} requested after step {}", rank, t, steps.back().t));
+}
+
+Step& Program::at_any(StepNo t) {
+  COLLPLAN_ASSERT(t >= 1, "steps are numbered from 1");
+  auto it = std::lower_bound(steps.begin(), steps.end(), t, [](const Step& st, StepNo x) { return st.t < x; });
+  if (it != steps.end() && it->t == t) return *it;
+  return *steps.insert(it, Step{t, {}, {}, {}});
 }
 
 Plan make_plan(const Spec& spec, uint32_t num_steps) {

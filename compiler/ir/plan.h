@@ -127,6 +127,8 @@ struct Program {
   // append in increasing t; asking for an earlier t than the last one is an
   // InternalError.
   Step& at(StepNo t);
+  // The same for any order of requests: inserted in order if absent.
+  Step& at_any(StepNo t);
   SlotId new_slot() { return num_slots++; }
 };
 

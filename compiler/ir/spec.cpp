@@ -61,8 +61,23 @@ Spec make_encode_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, M
   return s;
 }
 
+Spec make_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec m) {
+  Spec s = make_encode_spec(K, p, lambda, f, std::move(m));
+  s.op = OpKind::DecentralizedEncode;
+  s.N = N;
+  return s;
+}
+
 void validate_spec_basics(const Spec& s) {
-  if (s.K < 2) user_error("K = {} is too small: a collective needs K >= 2 processors", s.K);
+  if (s.op == OpKind::DecentralizedEncode) {
+    // K sources among N processors: one source is allowed (its sinks get
+    // multiples of x_0), one processor is not.
+    if (s.K < 1) user_error("K = {} is too small: decentralized-encode needs K >= 1 sources", s.K);
+    if (s.N <= s.K) user_error("N = {} is too small: decentralized-encode needs N > K = {} processors", s.N, s.K);
+    if (s.N > (1u << 24)) user_error("N = {} is too large: collplan supports N <= 16777216", s.N);
+  } else if (s.K < 2) {
+    user_error("K = {} is too small: a collective needs K >= 2 processors", s.K);
+  }
   if (s.K > (1u << 24)) user_error("K = {} is too large: collplan supports K <= 16777216", s.K);
   if (s.p < 1) user_error("p = {} is invalid: every processor needs p >= 1 ports", s.p);
   if (s.p > 1024) user_error("p = {} is too large: collplan supports p <= 1024 ports", s.p);

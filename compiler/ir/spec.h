@@ -66,7 +66,7 @@ struct Spec {
   uint32_t p = 1;       // ports per processor
   uint32_t lambda = 1;  // postal latency (1 = synchronous rounds)
   Field field = Field::gf256();
-  MatrixSpec matrix;        // coded operations only
+  MatrixSpec matrix;        // coded operations only (decentralized-encode: A, K×(N−K), or G, K×N; postcondition.h)
   std::string algorithm;    // the generator that produced the plan
   uint32_t blocks = 1;      // n: blocks per buffer (block operations)
   uint32_t root = 0;        // broadcast / reduce
@@ -78,6 +78,9 @@ struct Spec {
 
 // An all-to-all encode spec (the fields every encode caller sets).
 Spec make_encode_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec m);
+// A decentralized-encode spec: N ranks, K sources, m = A (K×(N−K),
+// systematic) or G (K×N); see matrix/postcondition.h.
+Spec make_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec m);
 
 // Number of processors a plan for `s` runs on: N for decentralized-encode
 // (K sources + N-K sinks), K otherwise.

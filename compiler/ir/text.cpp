@@ -130,6 +130,14 @@ void header_text(std::string& out, const Plan& plan, std::optional<Rank> only_ra
   if (s.exclusive) line("scan", "exclusive");
   if (s.op == OpKind::Broadcast || s.op == OpKind::Reduce || s.root != 0) line("root", std::to_string(s.root));
   if (s.op == OpKind::DecentralizedEncode || s.N != 0) line("N", std::to_string(s.N));
+  if (s.op == OpKind::DecentralizedEncode && s.N > s.K) {
+    line("sources", fmt::format("ranks 0..{} hold x_0..x_{}", s.K - 1, s.K - 1));
+    if (s.matrix.cols == s.N)
+      line("outputs", fmt::format("non-systematic: every rank j in 0..{} receives sum_k x_k G[k][j]", s.N - 1));
+    else
+      line("sinks", fmt::format("ranks {}..{}; sink {}+j receives sum_k x_k A[k][j] (systematic, G = [I | A])", s.K,
+                                s.N - 1, s.K));
+  }
   if (s.op == OpKind::Allgatherv || !s.counts.empty()) {
     Wrapper w(out, fmt::format("  {:<10} ", "counts"), 13);
     number_list(w, s.counts);

@@ -21,6 +21,12 @@ void check_matrix_shape(const Spec& s, uint32_t rows, uint32_t cols) {
                s.matrix.rows, s.matrix.cols);
 }
 
+void check_digest(const Spec& s, const Matrix& m) {
+  if (matrix_digest(m, s.field) != s.matrix.digest)
+    user_error("the matrix digest in the spec ({}) does not match its entries ({})", s.matrix.digest.hex(),
+               matrix_digest(m, s.field).hex());
+}
+
 }  // namespace
 
 Postcondition postcondition(const Spec& s) {
@@ -38,22 +44,27 @@ Postcondition postcondition(const Spec& s) {
       uniform(1, 1);
       set_offsets(pc);
       pc.map = materialize(s.matrix, s.field);
-      if (matrix_digest(pc.map, s.field) != s.matrix.digest)
-        user_error("the matrix digest in the spec ({}) does not match its entries ({})", s.matrix.digest.hex(),
-                   matrix_digest(pc.map, s.field).hex());
+      check_digest(s, pc.map);
       return pc;
     }
     case OpKind::DecentralizedEncode: {
-      // Systematic [N, K] code, G = [I | A]: sources 0..K-1 hold x_k, sink K+j
-      // gets Σ_k x_k A[k][j].
+      // [N, K] code, sources 0..K-1 hold x_k. The matrix's shape says which
+      // kind (the two shapes never coincide, K >= 1):
+      //   K x (N-K)  systematic, G = [I | A]: sink K+j gets Σ_k x_k A[k][j];
+      //   K x N      non-systematic G: every rank j gets Σ_k x_k G[k][j].
       if (s.N <= s.K) user_error("decentralized-encode needs N > K, got N = {}, K = {}", s.N, s.K);
-      check_matrix_shape(s, s.K, s.N - s.K);
+      const bool systematic = s.matrix.cols != s.N;
+      if (s.matrix.rows != s.K || (s.matrix.cols != s.N - s.K && s.matrix.cols != s.N))
+        user_error("decentralized-encode with N = {}, K = {} needs a {}x{} matrix A (systematic, G = [I | A]) or a "
+                   "{}x{} generator matrix G (non-systematic), the spec has {}x{}",
+                   s.N, s.K, s.K, s.N - s.K, s.K, s.N, s.matrix.rows, s.matrix.cols);
       pc.inputs_per_rank.assign(K, 0);
-      pc.outputs_per_rank.assign(K, 0);
+      pc.outputs_per_rank.assign(K, systematic ? 0 : 1);
       for (uint32_t k = 0; k < s.K; ++k) pc.inputs_per_rank[k] = 1;
       for (uint32_t k = s.K; k < s.N; ++k) pc.outputs_per_rank[k] = 1;
       set_offsets(pc);
       pc.map = materialize(s.matrix, s.field);
+      check_digest(s, pc.map);
       return pc;
     }
     case OpKind::Broadcast:

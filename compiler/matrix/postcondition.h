@@ -13,7 +13,12 @@
 //   prefix        counts[k] items in and out at rank k (1 when counts is
 //                 empty); item g gets v_0 + … + v_g, or v_0 + … + v_{g−1}
 //                 when spec.exclusive (item 0 then gets the zero element).
-//   decentralized-encode: not built by this module yet (UserError).
+//   decentralized-encode  N ranks; sources 0..K−1 one input each. The
+//                 matrix's shape selects the code's form: K×(N−K) is A of a
+//                 systematic G = [I | A] (sink K+j, one output, gets
+//                 Σ_k x_k A[k][j]; sources output nothing); K×N is a
+//                 non-systematic G (every rank j, one output, gets
+//                 Σ_k x_k G[k][j]).
 #pragma once
 
 #include <cstdint>

@@ -24,10 +24,13 @@ void alloc_rank(Program& prog) {
   uint64_t pos = 0;
   for (SlotId s : prog.inputs) first_def[s] = 0;
   // A write after the last read still occupies the slot, so a write also
-  // extends the variable's interval.
+  // extends the variable's interval, past its own position: a slot written
+  // again by a receive that is never read (a dead message, e.g. to a rank
+  // whose result is not needed) must not share with another receive of the
+  // same step.
   auto def = [&](SlotId s) {
     first_def[s] = std::min(first_def[s], pos);
-    last_use[s] = std::max(last_use[s], pos);
+    last_use[s] = std::max(last_use[s], pos + 1);
   };
   auto use = [&](SlotId s) { last_use[s] = std::max(last_use[s], pos); };
   for (const Step& st : prog.steps) {

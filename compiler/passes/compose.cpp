@@ -247,4 +247,84 @@ void scale_inputs(Plan& plan, const std::vector<Elem>& factors) {
   drop_matrix_cols(plan);
 }
 
+
+std::vector<std::vector<Held>> place(Plan& whole, const Plan& part, const std::vector<Rank>& rank_map,
+                                     uint32_t step_offset, const std::vector<std::vector<Held>>& inputs) {
+  require_same_model(whole.spec, part.spec, fmt::format("place: part ({})", op_name(part.spec.op)));
+  const uint32_t W = num_ranks(whole.spec);
+  if (rank_map.size() != part.ranks.size())
+    user_error("place: rank map has {} entries for a part of {} ranks", rank_map.size(), part.ranks.size());
+  if (inputs.size() != part.ranks.size())
+    user_error("place: {} input lists given for a part of {} ranks", inputs.size(), part.ranks.size());
+  std::vector<bool> used(W, false);
+  for (size_t j = 0; j < rank_map.size(); ++j) {
+    if (rank_map[j] >= W) user_error("place: local rank {} maps to rank {}, out of range 0..{}", j, rank_map[j], W - 1);
+    if (used[rank_map[j]]) user_error("place: rank {} appears twice in the rank map", rank_map[j]);
+    used[rank_map[j]] = true;
+    if (inputs[j].size() != part.ranks[j].inputs.size())
+      user_error("place: local rank {} has {} inputs, {} values bound", j, part.ranks[j].inputs.size(),
+                 inputs[j].size());
+  }
+  const Field& f = whole.spec.field;
+  whole.num_steps = std::max(whole.num_steps, part.num_steps + step_offset);
+  std::vector<std::vector<Held>> outs(part.ranks.size());
+  for (size_t j = 0; j < part.ranks.size(); ++j) {
+    const Program& src = part.ranks[j];
+    Program& dst = whole.ranks[rank_map[j]];
+    const SlotId base = dst.num_slots;
+    dst.num_slots += src.num_slots;
+    for (const Held& v : inputs[j])
+      if (v.coeff != 0 && v.slot >= base)
+        user_error("place: rank {} has no slot {} to bind an input to", rank_map[j], v.slot);
+    // bound[s]: the value part slot s stands for while it still holds its
+    // input (unset once written, or for non-input slots).
+    std::vector<const Held*> bound(src.num_slots, nullptr);
+    for (size_t i = 0; i < src.inputs.size(); ++i) bound[src.inputs[i]] = &inputs[j][i];
+    auto map_terms = [&](const std::vector<ir::Term>& terms) {
+      std::vector<ir::Term> out;
+      for (const ir::Term& t : terms) {
+        if (const Held* v = bound[t.slot]) {
+          if (v->coeff != 0) out.push_back(ir::Term{v->slot, f.mul(t.coeff, v->coeff)});
+        } else {
+          out.push_back(ir::Term{base + t.slot, t.coeff});
+        }
+      }
+      return out;
+    };
+    for (const Step& st : src.steps) {
+      Step& ns = dst.at_any(st.t + step_offset);
+      for (const ir::Send& s : st.sends) {
+        ir::Send m{s.port, rank_map[s.to], {}};
+        for (const ir::Combo& c : s.payload) m.payload.push_back(ir::Combo{map_terms(c.terms)});
+        ns.sends.push_back(std::move(m));
+      }
+      for (const ir::Recv& r : st.recvs) {
+        ir::Recv m{r.port, rank_map[r.from], r.sent_at + step_offset, {}};
+        for (SlotId s : r.into) {
+          m.into.push_back(base + s);
+          bound[s] = nullptr;
+        }
+        ns.recvs.push_back(std::move(m));
+      }
+      for (const ir::Op& o : st.ops) {
+        ns.ops.push_back(ir::Op{base + o.dst, map_terms(o.terms), ir::kNoCol});
+        bound[o.dst] = nullptr;
+      }
+    }
+    for (SlotId o : src.outputs) outs[j].push_back(bound[o] ? *bound[o] : Held{base + o, 1});
+  }
+  return outs;
+}
+
+SlotId materialize_held(Plan& plan, Rank rank, const Held& v, uint32_t at) {
+  if (v.coeff == 1) return v.slot;
+  COLLPLAN_ASSERT(at >= 1 && at <= plan.num_steps, fmt::format("materialize_held: step {} of {}", at, plan.num_steps));
+  Program& prog = plan.ranks[rank];
+  const SlotId s = prog.new_slot();
+  std::vector<ir::Term> terms;
+  if (v.coeff != 0) terms.push_back(ir::Term{v.slot, v.coeff});
+  prog.at_any(at).ops.push_back(ir::make_op(prog, s, std::move(terms)));
+  return s;
+}
+
 }  // namespace collplan::passes

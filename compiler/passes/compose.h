@@ -72,4 +72,49 @@ void scale_outputs(ir::Plan& plan, const std::vector<Elem>& factors);
 // on factors as scale_outputs.
 void scale_inputs(ir::Plan& plan, const std::vector<Elem>& factors);
 
+// ---- placement of sub-plans of any operation ---------------------------------
+//
+// The functions above compose encode plans into an encode plan. A plan of a
+// different operation (decentralized encode, gen/decentralized.h) is built
+// from sub-plans of several operations (encodes, broadcasts, reduces) placed
+// on rank subsets at step offsets; `place` does one such placement.
+
+// A value a rank holds while a plan is being assembled: coeff·(slot), or the
+// zero element when coeff == 0 (slot then unused). Binding a part's input to
+// a scaled or zero value costs nothing: the factor is folded into the terms
+// that read the input.
+struct Held {
+  ir::SlotId slot = 0;
+  Elem coeff = 1;
+  static Held zero() { return Held{0, 0}; }
+};
+
+// Places `part` (any operation) into `whole`: part's local rank j runs as
+// rank rank_map[j] of whole, its step t as step t + step_offset; sends' `to`
+// and receives' `from` are mapped the same way. Part rank j's input i is
+// bound to inputs[j][i], a value whole's rank rank_map[j] already holds:
+// every read of the input slot while it still holds the input reads
+// coeff·slot instead (a term with a zero value is dropped, a message element
+// left without terms is the zero element). Every other slot of the part is
+// fresh in whole (appended to the rank's slots; run alloc_slots to pack).
+// Returns, per part rank, the values its outputs hold at the end of the
+// part: a fresh slot (coefficient 1), or the bound input value when the
+// output slot is an input slot the part never writes.
+// Requirements (UserError naming the value): same p, λ and field;
+// rank_map.size() == part.ranks.size(), distinct ranks < num_ranks(whole);
+// inputs shaped like the part's inputs. Steps are merged into whole's
+// programs in order (whole.num_steps grows to cover the part). Nothing here
+// prevents two placements from using one port of one rank in the same step:
+// the caller places parts on disjoint ranks or disjoint step ranges, and the
+// checker rejects the result otherwise. matrix_col marks are dropped (the
+// part's coefficients are not entries of whole's matrix).
+std::vector<std::vector<Held>> place(ir::Plan& whole, const ir::Plan& part, const std::vector<ir::Rank>& rank_map,
+                                     uint32_t step_offset, const std::vector<std::vector<Held>>& inputs);
+
+// Rank `rank` of `plan` makes `v` available in a slot of its own at the end
+// of step `at` (1 <= at <= num_steps): v's slot itself when coeff == 1, else
+// a fresh slot written by an op dst := coeff·slot (dst := 0 for the zero
+// value) appended to step `at`.
+ir::SlotId materialize_held(ir::Plan& plan, ir::Rank rank, const Held& v, uint32_t at);
+
 }  // namespace collplan::passes

@@ -1,5 +1,7 @@
 #include "passes/cost.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "support/error.h"
@@ -49,6 +51,12 @@ CostReport cost(const ir::Plan& plan) {
   for (uint64_t s : c.step_sizes) c.C2 += s;
   const Spec& spec = plan.spec;
   c.lb_C1 = postal_steps_bound(num_ranks(spec), spec.p, spec.lambda);
+  if (spec.op == OpKind::DecentralizedEncode && spec.N > spec.K && spec.matrix.cols == spec.N - spec.K) {
+    // Systematic: no input has to reach every rank. x_k must reach the R
+    // sinks (R+1 ranks with k), and sink j must hear from the K sources
+    // (K+1 ranks with j, the same bound run backwards).
+    c.lb_C1 = postal_steps_bound(uint64_t{std::max(spec.K, spec.N - spec.K)} + 1, spec.p, spec.lambda);
+  }
   if (spec.op == OpKind::Encode && spec.lambda == 1) c.lb_C2 = lemma2_bound(spec.K, spec.p);
   return c;
 }

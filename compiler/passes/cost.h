@@ -10,6 +10,9 @@
 //            (postal prefix paper, Thm 1): any operation in which some input
 //            must reach every rank. For λ = 1 it is ⌈log_{p+1} R⌉, the
 //            encode paper's Lemma 1.
+//            A systematic decentralized encode (sinks only) uses
+//            min{t : G(t) >= max(K, N−K) + 1} instead: x_k must reach the
+//            N−K sinks, and a sink must hear from the K sources.
 //   lemma2   the least T with p²T² − p(p−2)T + 2(1−K) >= 0 (encode paper,
 //            Lemma 2): C2 of any universal encode algorithm (λ = 1).
 #pragma once

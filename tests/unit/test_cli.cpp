@@ -217,3 +217,49 @@ TEST_CASE("cli: prefix and broadcast under postal latency; the order check", "[c
   CHECK(cli("check " + (d / "bad.json").string() + " --field-only").status == 0);
   std::filesystem::remove_all(d);
 }
+
+TEST_CASE("cli: decentralized encode with codes, generator files, JSON round trip", "[cli][decentralized]") {
+  const auto d = scratch();
+  const std::string plan = (d / "rs.cplan").string(), json = (d / "rs.json").string();
+  Result r = cli("compile --op decentralized-encode --N 24 --K 16 --p 2 --code rs --field gf256 -q -o " + plan +
+                 " --json " + json);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("sources: ranks 0..15") != std::string::npos);
+  CHECK(r.output.find("sinks: ranks 16..23; sink 16+j receives") != std::string::npos);
+  CHECK(r.output.find("Reed-Solomon [24, 16], systematic") != std::string::npos);
+  CHECK(r.output.find("phase 2 (step 3: row reduces") != std::string::npos);
+  CHECK(r.output.find("C1 = 3") != std::string::npos);
+  r = cli("check " + plan);
+  CHECK(r.status == 0);
+  r = cli("import " + json + " -o " + (d / "back.cplan").string());
+  CHECK(r.status == 0);
+  r = cli("run " + plan + " --len 100 --reps 1");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("every byte equals") != std::string::npos);
+  r = cli("show " + plan);
+  CHECK(r.output.find("sink 16+j receives") != std::string::npos);
+  r = cli("show " + plan + " --rank 20");
+  CHECK(r.status == 0);
+  // Non-systematic Lagrange code, and a generator matrix from a file.
+  r = cli("compile --op decentralized-encode --N 12 --K 4 --p 1 --code lagrange --systematic false --field prime:65537 -q");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("every rank j in 0..11 receives") != std::string::npos);
+  write(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
+  r = cli("compile --op decentralized-encode --N 5 --K 2 --systematic false --generator " + (d / "G.csv").string() + " -q");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  write(d / "spec.json", R"({"op": "decentralized-encode", "K": 3, "N": 8, "p": 2, "code": "random", "seed": 4})");
+  r = cli("compile --spec " + (d / "spec.json").string() + " --algorithm decentralized-naive -q");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("algorithm=decentralized-naive") != std::string::npos);
+  expect_error("compile --op decentralized-encode --K 4 --p 1", 2, "--N is required");
+  expect_error("compile --op decentralized-encode --N 4 --K 4", 2, "N = 4");
+  expect_error("compile --op decentralized-encode --N 300 --K 10 --code rs", 2, "N = 300");
+  expect_error("compile --op decentralized-encode --N 8 --K 3 --code bch", 2, "'bch'");
+  expect_error("compile --op decentralized-encode --N 5 --K 2 --generator " + (d / "G.csv").string(), 2, "G.csv");
+  expect_error("compile --op decentralized-encode --N 8 --K 3 --systematic false --algorithm decentralized-grid", 2,
+               "decentralized-grouped");
+}

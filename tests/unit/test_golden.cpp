@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "ir/text.h"
+#include "matrix/codes.h"
 #include "matrix/matrix.h"
 #include "passes/pipeline.h"
 
@@ -65,4 +66,11 @@ TEST_CASE("golden: encode K=7 p=1 lambda=3 gf256 random, postal prepare-and-shoo
   approve_or_compare("encode-K7-p1-l3-gf256-postal.txt",
                      compiled_text(make_encode_spec(7, 1, 3, Field::gf256(), matrix_random(7, 3, Field::gf256())), true,
                                    "postal-prepare-shoot"));
+}
+
+TEST_CASE("golden: decentralized-encode N=7 K=3 p=1 gf256 systematic RS, grid with borrowed sources", "[golden]") {
+  const Field f = Field::gf256();
+  approve_or_compare("decentralized-N7-K3-p1-gf256-rs.txt",
+                     compiled_text(make_decentralized_spec(7, 3, 1, 1, f, code_matrix("rs", 7, 3, true, 0, f)), true,
+                                   "decentralized-grid"));
 }

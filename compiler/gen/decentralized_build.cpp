@@ -1,0 +1,162 @@
+// Assembly helpers of the decentralized generators (gen/decentralized_build.h)
+// and the block encoder hook (gen/decentralized.h).
+#include "gen/decentralized_build.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gen/registry.h"
+#include "gen/trees.h"
+#include "matrix/postcondition.h"
+#include "passes/cost.h"
+#include "passes/drop_zeros.h"
+#include "support/error.h"
+
+namespace collplan::gen {
+
+bool decentralized_systematic(const Spec& spec) { return spec.matrix.cols != spec.N; }
+
+namespace {
+Spec block_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f) {
+  return make_encode_spec(K, p, lambda, f, MatrixSpec{});
+}
+}  // namespace
+
+std::string block_encode_name(uint32_t K, uint32_t p, uint32_t lambda, const CostModel& cm) {
+  return choose_generator(block_spec(K, p, lambda, Field::gf256()), cm).name;
+}
+
+ir::Plan block_encode(const Spec& block, const CostModel& cm) {
+  const GeneratorInfo& g = choose_generator(block, cm);
+  Spec named = block;
+  named.algorithm = g.name;
+  return g.build(named, cm);
+}
+
+namespace detail {
+
+using passes::Held;
+
+Assembly start(const Spec& spec, const char* generator) {
+  if (spec.op != OpKind::DecentralizedEncode)
+    user_error("{} computes 'decentralized-encode', not '{}'", generator, op_name(spec.op));
+  Assembly a;
+  // The postcondition validates the spec, the matrix shape and its digest.
+  a.M = postcondition(spec).map;
+  a.systematic = decentralized_systematic(spec);
+  a.K = spec.K;
+  a.N = spec.N;
+  a.R = spec.N - spec.K;
+  a.plan = ir::make_plan(spec, 0);
+  a.held.assign(a.N, Held::zero());
+  for (uint32_t k = 0; k < a.K; ++k) {
+    ir::Program& prog = a.plan.ranks[k];
+    const ir::SlotId s = prog.new_slot();
+    prog.inputs = {s};
+    a.held[k] = Held{s, 1};
+  }
+  return a;
+}
+
+namespace {
+
+std::string step_range(uint32_t from, uint32_t steps) {
+  if (steps == 0) return "no steps";
+  return steps == 1 ? fmt::format("step {}", from + 1) : fmt::format("steps {}-{}", from + 1, from + steps);
+}
+
+// Places one tree operation (broadcast or reduce, root = local 0) per group.
+uint32_t tree_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, OpKind op, const std::string& what) {
+  const uint32_t offset = a.plan.num_steps;
+  uint32_t steps = 0;
+  for (const auto& grp : groups) {
+    if (grp.size() < 2) continue;
+    Spec s;
+    s.op = op;
+    s.K = static_cast<uint32_t>(grp.size());
+    s.p = a.plan.spec.p;
+    s.lambda = a.plan.spec.lambda;
+    s.field = a.plan.spec.field;
+    s.root = 0;
+    s.blocks = 1;
+    s.algorithm = op == OpKind::Broadcast ? "tree-broadcast" : "tree-reduce";
+    const ir::Plan part = op == OpKind::Broadcast ? tree_broadcast(s) : tree_reduce(s);
+    std::vector<std::vector<Held>> in(grp.size());
+    if (op == OpKind::Broadcast) {
+      in[0] = {a.held[grp[0]]};
+    } else {
+      for (size_t i = 0; i < grp.size(); ++i) in[i] = {a.held[grp[i]]};
+    }
+    const auto out = passes::place(a.plan, part, grp, offset, in);
+    for (size_t i = 0; i < grp.size(); ++i)
+      if (!out[i].empty()) a.held[grp[i]] = out[i][0];
+    steps = std::max(steps, part.num_steps);
+  }
+  a.plan.num_steps = offset + steps;
+  a.phases.push_back(fmt::format("{}: {} by the (p+1)-nomial tree, one plan element per message (each source holds one "
+                                 "element, so there is nothing to pipeline)",
+                                 step_range(offset, steps), what));
+  return steps;
+}
+
+}  // namespace
+
+uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::vector<Matrix>& blocks,
+                       const CostModel& cm, const std::string& what) {
+  COLLPLAN_ASSERT(groups.size() == blocks.size(), "encode_blocks: one block per group");
+  const Field& f = a.plan.spec.field;
+  const uint32_t offset = a.plan.num_steps;
+  uint32_t steps = 0;
+  std::string used;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto& grp = groups[g];
+    const Matrix& B = blocks[g];
+    COLLPLAN_ASSERT(B.rows == grp.size() && B.cols == grp.size(), "encode_blocks: block shape");
+    if (grp.size() == 1) {  // x·[b]: a local scaling, folded into later reads
+      Held& v = a.held[grp[0]];
+      v.coeff = f.mul(v.coeff, B.at(0, 0));
+      continue;
+    }
+    const Spec bs = make_encode_spec(static_cast<uint32_t>(grp.size()), a.plan.spec.p, a.plan.spec.lambda, f,
+                                     matrix_explicit(B, f));
+    const ir::Plan part = block_encode(bs, cm);
+    used = part.spec.algorithm;
+    std::vector<std::vector<Held>> in(grp.size());
+    for (size_t i = 0; i < grp.size(); ++i) in[i] = {a.held[grp[i]]};
+    const auto out = passes::place(a.plan, part, grp, offset, in);
+    for (size_t i = 0; i < grp.size(); ++i) a.held[grp[i]] = out[i][0];
+    steps = std::max(steps, part.num_steps);
+  }
+  a.plan.num_steps = offset + steps;
+  a.phases.push_back(fmt::format("{}: {}{}", step_range(offset, steps), what,
+                                 used.empty() ? " (1x1 blocks: local scaling)" : " by " + used));
+  return steps;
+}
+
+uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::string& what) {
+  return tree_groups(a, groups, OpKind::Broadcast, what);
+}
+
+uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::string& what) {
+  return tree_groups(a, groups, OpKind::Reduce, what);
+}
+
+ir::Plan finish(Assembly& a) {
+  if (a.plan.num_steps == 0) a.plan.num_steps = 1;  // a rank's output may need a scaling op
+  for (uint32_t r = a.systematic ? a.K : 0; r < a.N; ++r)
+    a.plan.ranks[r].outputs = {passes::materialize_held(a.plan, r, a.held[r], a.plan.num_steps)};
+  std::string& alg = a.plan.spec.algorithm;
+  alg += " [" + a.layout + "]";
+  for (size_t i = 0; i < a.phases.size(); ++i) alg += fmt::format("; phase {} ({})", i + 1, a.phases[i]);
+  return std::move(a.plan);
+}
+
+PostalSplitCost delivered_cost(ir::Plan plan) {
+  passes::drop_zeros(plan);
+  const passes::CostReport c = passes::cost(plan);
+  return {0, 0, c.C1, c.C2};
+}
+
+}  // namespace detail
+}  // namespace collplan::gen
