@@ -29,6 +29,8 @@ struct Subcommand {
 };
 using CommandList = std::vector<Subcommand>;
 
+void add_emit_cpp_command(CLI::App& app, CommandList& cmds);
+
 // ---- spec from flags or a spec file ----------------------------------------
 
 struct SpecFlags {
