@@ -314,7 +314,7 @@ std::vector<EmittedFile> emit_cpp(const PlanView& plan, const EmitCppOptions& op
   if (opt.rank) {
     if (*opt.rank >= K) user_error("--rank {} does not exist (valid: 0..{})", *opt.rank, K - 1);
     if (!plan.ranks[*opt.rank])
-      user_error("--rank {}: the plan file does not hold that rank's program (it holds only other ranks)", *opt.rank);
+      user_error("--rank {}: the plan file does not hold that rank's program (it is a single-rank file of another rank)", *opt.rank);
     emitted.push_back(*opt.rank);
   } else {
     for (uint32_t r = 0; r < K; ++r)

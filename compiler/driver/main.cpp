@@ -73,6 +73,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
 
 int cmd_check(const std::string& path, const std::string& mode, uint32_t trials, std::optional<uint64_t> seed, bool json,
               bool field_only, const Costing& m) {
+  if (single_rank_of(path)) return check_single_rank(path, json);
   const ir::Plan plan = load_plan(path);
   passes::VerifyOptions vo;
   if (mode == "exact") vo.mode = passes::VerifyMode::Exact;
@@ -109,6 +110,7 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
 }
 
 int cmd_show(const std::string& path, std::optional<uint32_t> rank) {
+  if (!rank) rank = single_rank_of(path);  // a single-rank file shows its rank
   if (rank && is_binary_file(path)) {
     // One rank alone, as a device would load it.
     ir::PlanHeader hdr;
@@ -219,6 +221,7 @@ int main(int argc, char** argv) {
   // driver/cli.h) add themselves here.
   CommandList commands;
   add_emit_cpp_command(app, commands);
+  add_extract_command(app, commands);
 
   SpecFlags sf;
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out;
