@@ -75,39 +75,59 @@ constexpr uint32_t gf2m_mul_scalar(uint32_t a, uint32_t b, uint32_t m, uint32_t 
 // ─── fields ─────────────────────────────────────────────────────────────────
 
 // GF(2^M), M ∈ {8, 16}, reduction polynomial POLY (with its x^M bit).
-// Multiplication by a constant c uses split tables: for each 4-bit nibble j
-// of x, c·(v << 4j) for v = 0..15, built once per call (16·M/4 scalar
-// products) and then one lookup per nibble per element.
+// Multiplication by a constant c is linear over GF(2), so c·x is the XOR over
+// the B-bit digits d_j of x of T_j[d_j] = c·(d_j << Bj). A region call builds
+// the tables once (one XOR per entry, from the products c·x^i), then does one
+// lookup per digit per element: B = 8 (byte tables, 256 entries each) for
+// regions of at least kByteTablesFrom elements, B = 4 (nibble tables) below,
+// where building 256 entries would cost more than it saves.
 template <uint32_t M, uint32_t POLY>
 struct Gf2m {
   static_assert(M == 8 || M == 16, "collplan_embedded: GF(2^m) for m = 8 or 16");
   using elem = typename Gf2mElem<M>::type;
-  static constexpr uint32_t kNibbles = M / 4;
+  static constexpr size_t kByteTablesFrom = 256;
 
-  struct Table {
-    elem t[kNibbles][16];
+  template <uint32_t B>
+  struct Tables {
+    elem t[M / B][1u << B];
+    explicit Tables(elem c) {
+      uint32_t b = c;  // c·x^(Bj+i), advanced one x at a time
+      for (uint32_t j = 0; j < M / B; ++j) {
+        t[j][0] = 0;
+        for (uint32_t i = 0; i < B; ++i) {
+          for (uint32_t v = 0; v < (1u << i); ++v) t[j][(1u << i) | v] = static_cast<elem>(t[j][v] ^ b);
+          b <<= 1;
+          if (b & (1u << M)) b ^= POLY;
+        }
+      }
+    }
+    elem operator()(elem x) const {
+      elem r = 0;
+      for (uint32_t j = 0; j < M / B; ++j) r = static_cast<elem>(r ^ t[j][(x >> (B * j)) & ((1u << B) - 1)]);
+      return r;
+    }
   };
-  static void make_table(elem c, Table& tb) {
-    for (uint32_t j = 0; j < kNibbles; ++j)
-      for (uint32_t v = 0; v < 16; ++v) tb.t[j][v] = static_cast<elem>(gf2m_mul_scalar(c, v << (4 * j), M, POLY));
-  }
-  static elem apply(const Table& tb, elem x) {
-    elem r = 0;
-    for (uint32_t j = 0; j < kNibbles; ++j) r = static_cast<elem>(r ^ tb.t[j][(x >> (4 * j)) & 15u]);
-    return r;
-  }
+
   static void add(elem* dst, const elem* src, size_t n) {
     for (size_t i = 0; i < n; ++i) dst[i] = static_cast<elem>(dst[i] ^ src[i]);
   }
+  template <uint32_t B>
+  static void mul_with(elem* dst, const elem* src, elem c, size_t n) {
+    const Tables<B> tb(c);
+    for (size_t i = 0; i < n; ++i) dst[i] = tb(src[i]);
+  }
+  template <uint32_t B>
+  static void mad_with(elem* dst, const elem* src, elem c, size_t n) {
+    const Tables<B> tb(c);
+    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<elem>(dst[i] ^ tb(src[i]));
+  }
   static void mul(elem* dst, const elem* src, elem c, size_t n) {
-    Table tb;
-    make_table(c, tb);
-    for (size_t i = 0; i < n; ++i) dst[i] = apply(tb, src[i]);
+    if (n >= kByteTablesFrom) mul_with<8>(dst, src, c, n);
+    else mul_with<4>(dst, src, c, n);
   }
   static void mad(elem* dst, const elem* src, elem c, size_t n) {
-    Table tb;
-    make_table(c, tb);
-    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<elem>(dst[i] ^ apply(tb, src[i]));
+    if (n >= kByteTablesFrom) mad_with<8>(dst, src, c, n);
+    else mad_with<4>(dst, src, c, n);
   }
 };
 

@@ -4,7 +4,6 @@
 // compare with the replay engine on the same inputs.
 #pragma once
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "backend/emit_cpp.h"
+#include "host_tools.h"
 #include "matrix/matrix.h"
 #include "matrix/postcondition.h"
 #include "runtime/transport/threads.h"
@@ -23,22 +23,6 @@
 namespace emit_test {
 
 namespace fs = std::filesystem;
-
-struct CmdResult {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-inline CmdResult run_cmd(const std::string& cmd) {
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return {};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const int st = pclose(f);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, out};
-}
 
 // The compiler command: CMake's C++ compiler, behind its launcher (ccache)
 // when the build uses one, in the strict mode generated code must pass.
@@ -55,11 +39,6 @@ inline fs::path scratch(const std::string& name) {
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
-}
-
-inline std::vector<unsigned char> read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // Every rank's inputs, rank-major then input order, len elements each.
@@ -152,10 +131,7 @@ inline void build_emitted(const fs::path& dir, const std::string& opt = "-O1") {
 
 // Runs dir/run on `in`; returns the outputs.
 inline std::vector<unsigned char> run_emitted(const fs::path& dir, size_t len, const std::vector<unsigned char>& in) {
-  {
-    std::ofstream f(dir / "in.bin", std::ios::binary);
-    f.write(reinterpret_cast<const char*>(in.data()), static_cast<std::streamsize>(in.size()));
-  }
+  write_bytes(dir / "in.bin", in);
   const CmdResult r = run_cmd((dir / "run").string() + " " + std::to_string(len) + " " + (dir / "in.bin").string() +
                               " " + (dir / "out.bin").string());
   INFO(r.output);

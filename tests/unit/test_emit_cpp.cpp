@@ -51,7 +51,7 @@ template <class F>
 void kernels_match(const Field& f, const std::vector<Elem>& constants) {
   using E = typename F::elem;
   SplitMix64 rng(f.size());
-  for (size_t n : {1, 7, 64, 100}) {
+  for (size_t n : {1, 7, 64, 100, 256, 1000}) {
     std::vector<E> src(n), dst(n);
     for (auto& v : src) v = static_cast<E>(rng.uniform(f));
     for (auto& v : dst) v = static_cast<E>(rng.uniform(f));
