@@ -34,8 +34,18 @@ inline std::string cxx() {
 
 inline std::string src(const std::string& rel) { return std::string(COLLPLAN_SOURCE_DIR) + "/" + rel; }
 
+// A fresh directory under this process's scratch root, which is removed
+// when the process exits.
 inline fs::path scratch(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("collplan-emit-" + std::to_string(::getpid())) / name;
+  struct Root {
+    fs::path path = fs::temp_directory_path() / ("collplan-emit-" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static const Root root;
+  auto d = root.path / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
