@@ -92,6 +92,34 @@ TEST_CASE("emit-cpp: the templates compile on their own as strict C++17", "[emit
   REQUIRE(r.status == 0);
 }
 
+TEST_CASE("emit-cpp: emitted code passes pedantic warnings without exceptions or RTTI (gcc and clang)", "[emit]") {
+  // What embedded toolchains are strict about; clang++ too when installed.
+  const std::string strict = " -std=c++17 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion "
+                             "-Wold-style-cast -Wcast-align -Wundef -fno-exceptions -fno-rtti -fsyntax-only";
+  std::vector<std::string> compilers = {COLLPLAN_CXX};
+  if (run_cmd("command -v clang++").status == 0) compilers.push_back("clang++");
+  const Field f = Field::prime(65537);
+  const auto d = scratch("strict");
+  backend::EmitCppOptions o;
+  o.name = "strict_p";
+  backend::write_files(backend::emit_cpp(backend::view_of(compiled(make_encode_spec(5, 2, 2, f, matrix_random(5, 1, f)),
+                                                                   "postal-prepare-shoot")), o),
+                       d.string());
+  o.name = "strict_g";
+  Spec b = spec_of(OpKind::Broadcast, 4, 1, 1, Field::gf65536(), "postal-broadcast");
+  b.blocks = 3;
+  backend::write_files(backend::emit_cpp(backend::view_of(compiled(b, "postal-broadcast")), o), d.string());
+  std::string files;
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.path().extension() == ".cpp") files += " " + e.path().string();
+  for (const auto& c : compilers) {
+    const std::string cmd = c + strict + " -I" + d.string() + " -I" + src("runtime/embedded") + files;
+    const auto r = run_cmd(cmd);
+    INFO(cmd << "\n" << r.output);
+    CHECK(r.status == 0);
+  }
+}
+
 // The rank template's sample is rank 0 of a two-rank encode; it is compiled
 // into this test binary (tests/CMakeLists.txt), so it must also run.
 namespace collplan_template {
@@ -170,7 +198,7 @@ TEST_CASE("emit-cpp: bad names and ranks are user errors naming the value", "[em
   CHECK(files[0].text.find("case 2:") != std::string::npos);
 }
 
-TEST_CASE("emit-cpp: golden emitted sources (K=4 encode; K=5 lambda=2 broadcast)", "[emit][golden]") {
+TEST_CASE("emit-cpp: golden emitted sources (K=4 encode, K=5 lambda=2 broadcast)", "[emit][golden]") {
   const auto check = [](const ir::Plan& plan, const std::string& name) {
     backend::EmitCppOptions o;
     o.name = name;
@@ -266,7 +294,7 @@ TEST_CASE("emit-cpp same bytes, grid: every family over fields, K, p, lambda", "
       }
 }
 
-TEST_CASE("emit-cpp CLI: one rank, self-contained directory, compiles alone; bad input named", "[emit][cli]") {
+TEST_CASE("emit-cpp CLI: one rank, self-contained directory, compiles alone, bad input named", "[emit][cli]") {
   const auto d = scratch("cli");
   const std::string plan = (d / "p.cplan").string(), out = (d / "out").string();
   const std::string cl = COLLPLAN_CLI;
