@@ -247,7 +247,8 @@ int main(int argc, char** argv) {
   std::string path, mode = "auto";
   uint32_t trials = 0;
   std::optional<uint64_t> check_seed;
-  auto* check = app.add_subcommand("check", "check a plan file (binary or JSON): structure, algebra, cost vs lower bounds");
+  auto* check = app.add_subcommand("check", "check a plan file (binary or JSON): structure, algebra, cost vs lower bounds; "
+                                               "a single-rank file: that rank's structure and its part of the cost");
   check->add_option("plan", path, "plan file (.cplan or .json)")->required();
   check->add_option("--mode", mode, "auto | exact | randomized")->check(CLI::IsMember({"auto", "exact", "randomized"}))->capture_default_str();
   check->add_option("--trials", trials, "randomized trials (default: enough for a 2^-40 false-accept bound)");
