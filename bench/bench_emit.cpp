@@ -1,5 +1,6 @@
 // The C++ backend (collplan emit-cpp) on prepare-and-shoot encode plans
-// (GF(2^8), p = 2, random matrix) for K = 16, 64, 256:
+// (GF(2^8), p = 2, random matrix) for K = 16, 64, 256, and K = 16 over
+// GF(65537):
 //   emit      time to generate every rank's source and the dispatch header
 //             (median of 3), total and per-rank source sizes;
 //   compile   wall time of the system compiler (CMake's, no ccache) on the
@@ -56,8 +57,7 @@ double compile(const std::string& args) {
   return t;
 }
 
-void bench(uint32_t K, const fs::path& root) {
-  const Field f = Field::gf256();
+void bench(uint32_t K, const Field& f, const fs::path& root) {
   passes::CompileOptions opt;
   opt.algorithm = "prepare-shoot";
   const ir::Plan plan = passes::compile(make_encode_spec(K, 2, 1, f, matrix_random(K, 42, f)), opt).plan;
@@ -75,12 +75,12 @@ void bench(uint32_t K, const fs::path& root) {
     total += file.text.size();
     if (&file != &files[0]) largest = std::max(largest, file.text.size());
   }
-  const fs::path dir = root / fmt::format("K{}", K);
+  const fs::path dir = root / fmt::format("K{}-{}", K, f.elem_bytes());
   fs::remove_all(dir);
   backend::write_files(files, dir.string());
-  std::printf("K = %3u: %llu terms; emit %.3f s; sources %.2f MB (header %zu B, rank 0 %zu B, largest rank %zu B)\n", K,
-              static_cast<unsigned long long>(ir::count_terms(plan)), median(et), total / 1e6, files[0].text.size(),
-              files[1].text.size(), largest);
+  std::printf("K = %3u %s: %llu terms; emit %.3f s; sources %.2f MB (header %zu B, rank 0 %zu B, largest rank %zu B)\n",
+              K, f.name().c_str(), static_cast<unsigned long long>(ir::count_terms(plan)), median(et), total / 1e6,
+              files[0].text.size(), files[1].text.size(), largest);
 
   const std::string inc = " -I" + dir.string() + " -I" + src("runtime/embedded") + " -I" + src("tests/emit");
   const auto obj = [&](uint32_t r) { return (dir / fmt::format("r{}.o", r)).string(); };
@@ -100,8 +100,12 @@ void bench(uint32_t K, const fs::path& root) {
   // Replay: generated code vs the engine.
   const size_t len = 65536;
   SplitMix64 rng(5);
-  std::vector<unsigned char> in(static_cast<size_t>(K) * len);
-  for (auto& b : in) b = static_cast<unsigned char>(rng.uniform(f));
+  const size_t eb = f.elem_bytes(), row = len * eb;
+  std::vector<unsigned char> in(static_cast<size_t>(K) * row);
+  for (size_t i = 0; i < K * len; ++i) {
+    const Elem v = rng.uniform(f);
+    for (size_t b = 0; b < eb; ++b) in[i * eb + b] = static_cast<unsigned char>(v >> (8 * b));
+  }
   emit_test::write_bytes(dir / "in.bin", in);
   std::string link = inc + " -pthread " + src("tests/emit/harness.cpp") + " " + src("tests/emit/plan_glue.cpp");
   for (uint32_t r = 0; r < K; ++r) link += " " + obj(r);
@@ -117,8 +121,8 @@ void bench(uint32_t K, const fs::path& root) {
   std::vector<std::vector<const void*>> ins(K);
   std::vector<std::vector<void*>> outs(K);
   for (uint32_t k = 0; k < K; ++k) {
-    ins[k].push_back(in.data() + k * len);
-    outs[k].push_back(out.data() + k * len);
+    ins[k].push_back(in.data() + k * row);
+    outs[k].push_back(out.data() + k * row);
   }
   rt::ThreadsRunner runner(plan);
   runner.prepare(len);
@@ -138,7 +142,9 @@ void bench(uint32_t K, const fs::path& root) {
 
 int main() {
   const fs::path root = fs::temp_directory_path() / "collplan-bench-emit";
-  for (uint32_t K : {16u, 64u, 256u}) bench(K, root);
+  for (uint32_t K : {16u, 64u, 256u}) bench(K, Field::gf256(), root);
+  // The same at K = 16 over a prime field (Shoup multiplication in both).
+  bench(16, Field::prime(65537), root);
   fs::remove_all(root);
   return 0;
 }
