@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct Subcommand {
   std::function<int()> run;  // its action; returns the exit status
 };
 using CommandList = std::vector<Subcommand>;
+
+void add_emit_cpp_command(CLI::App& app, CommandList& cmds);
+void add_extract_command(CLI::App& app, CommandList& cmds);
 
 // ---- spec from flags or a spec file ----------------------------------------
 
@@ -65,6 +69,12 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf);
 bool is_binary_file(const std::string& path);
 // A .cplan or JSON plan (by content, not by name).
 ir::Plan load_plan(const std::string& path);
+// The rank a single-rank file (`collplan extract`) holds; nullopt for a whole
+// plan (binary or JSON).
+std::optional<ir::Rank> single_rank_of(const std::string& path);
+// `collplan check` of a single-rank file: that rank's structure and its part
+// of the cost, saying what cannot be checked without the other ranks.
+int check_single_rank(const std::string& path, bool json);
 
 // The cost report as text; `before` (optional) is the generator's own cost,
 // printed when the passes changed C2.

@@ -83,6 +83,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
 
 int cmd_check(const std::string& path, const std::string& mode, uint32_t trials, std::optional<uint64_t> seed, bool json,
               bool field_only, const Costing& m) {
+  if (single_rank_of(path)) return check_single_rank(path, json);
   const ir::Plan plan = load_plan(path);
   passes::VerifyOptions vo;
   if (mode == "exact") vo.mode = passes::VerifyMode::Exact;
@@ -119,6 +120,7 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
 }
 
 int cmd_show(const std::string& path, std::optional<uint32_t> rank) {
+  if (!rank) rank = single_rank_of(path);  // a single-rank file shows its rank
   if (rank && is_binary_file(path)) {
     // One rank alone, as a device would load it.
     ir::PlanHeader hdr;
@@ -228,6 +230,8 @@ int main(int argc, char** argv) {
   // Subcommands defined in their own files (driver/cmd_*.cpp, see
   // driver/cli.h) add themselves here.
   CommandList commands;
+  add_emit_cpp_command(app, commands);
+  add_extract_command(app, commands);
 
   SpecFlags sf;
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out;
@@ -253,7 +257,8 @@ int main(int argc, char** argv) {
   std::string path, mode = "auto";
   uint32_t trials = 0;
   std::optional<uint64_t> check_seed;
-  auto* check = app.add_subcommand("check", "check a plan file (binary or JSON): structure, algebra, cost vs lower bounds");
+  auto* check = app.add_subcommand("check", "check a plan file (binary or JSON): structure, algebra, cost vs lower bounds; "
+                                               "a single-rank file: that rank's structure and its part of the cost");
   check->add_option("plan", path, "plan file (.cplan or .json)")->required();
   check->add_option("--mode", mode, "auto | exact | randomized")->check(CLI::IsMember({"auto", "exact", "randomized"}))->capture_default_str();
   check->add_option("--trials", trials, "randomized trials (default: enough for a 2^-40 false-accept bound)");

@@ -23,6 +23,8 @@ constexpr uint8_t kMagic[8] = {0x89, 'C', 'P', 'L', 'A', 'N', 0x0D, 0x0A};
 constexpr size_t kPreambleSize = 48;   // magic 8, version 4, flags 4, hash 16, file_size 8, header_size 4, K 4
 constexpr size_t kHashOffset = 16;     // content_hash lives in bytes [16, 32)
 constexpr size_t kIndexEntrySize = 24;  // offset, length, hash: u64 each
+constexpr size_t kFlagsOffset = 12;     // preamble flags (u32)
+constexpr uint32_t kFlagSingleRank = 1;  // flags bit 0: one rank extracted from a plan file
 // Combination encodings; the writer picks the shortest that applies.
 constexpr uint8_t kComboList = 0;      // n, (slot, coeff)[n]
 constexpr uint8_t kComboRun = 1;       // base, n, coeff[n]: slots base..base+n-1
@@ -206,12 +208,17 @@ Digest digest_of(XXH128_hash_t h) {
 }
 
 // XXH3-128 over [0, 16) and [32, head_end): everything of the preamble, the
-// header and the index except the hash field itself.
+// header and the index except the hash field itself, with the single-rank
+// flag read as 0 — so a rank extracted from a plan file keeps the plan's
+// content hash (its identity).
 Digest content_hash_of(const uint8_t* head, size_t head_end) {
   std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> st(XXH3_createState(), &XXH3_freeState);
   COLLPLAN_ASSERT(st != nullptr, "XXH3_createState failed");
   XXH3_128bits_reset(st.get());
-  XXH3_128bits_update(st.get(), head, kHashOffset);
+  uint8_t first[kHashOffset];
+  std::memcpy(first, head, kHashOffset);
+  first[kFlagsOffset] &= static_cast<uint8_t>(~kFlagSingleRank);
+  XXH3_128bits_update(st.get(), first, kHashOffset);
   XXH3_128bits_update(st.get(), head + kHashOffset + 16, head_end - kHashOffset - 16);
   return digest_of(XXH3_128bits_digest(st.get()));
 }
@@ -433,9 +440,11 @@ Spec read_spec(Reader& rd, uint32_t& num_steps) {
 struct Head {
   PlanHeader h;
   uint64_t head_size = 0;
+  bool single_rank = false;
 };
 
 struct Preamble {
+  bool single_rank = false;
   uint32_t header_size = 0;
   uint32_t num_ranks = 0;
   uint64_t file_size = 0;
@@ -451,11 +460,15 @@ Preamble parse_preamble(const uint8_t* data, size_t avail, uint64_t actual_size)
   uint32_t version = rd.u32("version");
   if (version != kBinaryVersion)
     rd.fail("unsupported format version {} (this collplan reads version {})", version, kBinaryVersion);
-  if (uint32_t flags = rd.u32("flags"); flags != 0) rd.fail("flags = {:#x} (must be 0 in version 1)", flags);
+  const uint32_t flags = rd.u32("flags");
+  if (flags & ~kFlagSingleRank) rd.fail("flags = {:#x} (valid in version 1: 0, or 1 = single rank)", flags);
   rd.take(16, "content hash");
   Preamble pre;
+  pre.single_rank = flags & kFlagSingleRank;
   pre.file_size = rd.u64("file size");
-  if (pre.file_size != actual_size)
+  // A single-rank file keeps the whole plan's file size; its own size is
+  // checked against its rank's index entry (single_rank_entry).
+  if (!pre.single_rank && pre.file_size != actual_size)
     rd.fail("the file is {} bytes but its preamble says {} (truncated or extended)", actual_size, pre.file_size);
   pre.header_size = rd.u32("header size");
   pre.num_ranks = rd.u32("rank count");
@@ -471,6 +484,7 @@ Preamble parse_preamble(const uint8_t* data, size_t avail, uint64_t actual_size)
 Head parse_head(const uint8_t* head, const Preamble& pre) {
   Head out;
   out.head_size = pre.head_size;
+  out.single_rank = pre.single_rank;
   PlanHeader& h = out.h;
   h.version = kBinaryVersion;
   h.file_size = pre.file_size;
@@ -514,6 +528,25 @@ Head parse_head(const uint8_t* head, const Preamble& pre) {
     damaged(pre.head_size, "index",
             fmt::format("rank blobs end at byte {} but the file has {} bytes", expect, pre.file_size));
   return out;
+}
+
+// A single-rank file: which rank its one blob holds (the blob's first u32,
+// `first4` = the 4 bytes after the index), checked against the index and the
+// actual size. Returns the rank; *entry gets the blob's place in this file.
+Rank single_rank_entry(const Head& head, const uint8_t* first4, size_t avail, uint64_t actual_size,
+                       RankIndexEntry* entry) {
+  if (avail < 4) damaged(head.head_size, "single-rank blob", "missing (the file ends after the index)");
+  const Rank r = get_u32(first4);
+  if (r >= num_ranks(head.h.spec))
+    damaged(head.head_size, "single-rank blob",
+            fmt::format("holds rank {}, but the plan has {} ranks", r, num_ranks(head.h.spec)));
+  *entry = head.h.index[r];
+  if (actual_size != head.head_size + entry->length)
+    damaged(head.head_size, "single-rank blob",
+            fmt::format("the file is {} bytes, but rank {}'s blob of {} bytes after the index makes {}", actual_size, r,
+                        entry->length, head.head_size + entry->length));
+  entry->offset = head.head_size;
+  return r;
 }
 
 void read_combo(Reader& rd, std::vector<Term>& terms, uint32_t num_slots, const Field& f, uint32_t eb) {
@@ -660,7 +693,15 @@ Head read_head_from(FILE* f, const std::string& path, uint64_t size, std::vector
   Preamble pre = parse_preamble(head.data(), head.size(), size);
   head.resize(static_cast<size_t>(pre.head_size));
   read_at(f, path, 0, head.data(), head.size());
-  return parse_head(head.data(), pre);
+  Head h = parse_head(head.data(), pre);
+  if (h.single_rank) {
+    uint8_t first4[4] = {};
+    const size_t avail = static_cast<size_t>(std::min<uint64_t>(4, size - h.head_size));
+    read_at(f, path, h.head_size, first4, avail);
+    RankIndexEntry e;
+    h.h.only_rank = single_rank_entry(h, first4, avail, size, &e);
+  }
+  return h;
 }
 
 template <typename Fn>
@@ -699,6 +740,13 @@ bool looks_like_binary_plan(const uint8_t* data, size_t size) {
 Plan decode_binary(const uint8_t* data, size_t size) {
   Preamble pre = parse_preamble(data, size, size);
   Head head = parse_head(data, pre);
+  if (head.single_rank) {
+    RankIndexEntry e;
+    const Rank r = single_rank_entry(head, data + head.head_size, size - head.head_size, size, &e);
+    user_error("this file holds only rank {}'s program of a {}-rank plan (extracted with `collplan extract`); "
+               "load it as one rank (read_rank, `collplan show/check/emit-cpp`)",
+               r, num_ranks(head.h.spec));
+  }
   Plan plan;
   plan.spec = std::move(head.h.spec);
   plan.num_steps = head.h.num_steps;
@@ -710,8 +758,10 @@ Plan decode_binary(const uint8_t* data, size_t size) {
   return plan;
 }
 
-void write_binary(const Plan& plan, const std::string& path) {
-  std::vector<uint8_t> bytes = encode_binary(plan);
+namespace {
+
+// Writes through a temporary file renamed into place.
+void write_bytes(const std::vector<uint8_t>& bytes, const std::string& path) {
   const std::string tmp = path + ".tmp";
   FilePtr f(std::fopen(tmp.c_str(), "wb"));
   if (!f) user_error("cannot write plan file '{}': {}", path, std::strerror(errno));
@@ -728,6 +778,37 @@ void write_binary(const Plan& plan, const std::string& path) {
     std::remove(tmp.c_str());
     user_error("cannot write plan file '{}': {}", path, ec.message());
   }
+}
+
+}  // namespace
+
+void write_binary(const Plan& plan, const std::string& path) { write_bytes(encode_binary(plan), path); }
+
+std::vector<uint8_t> extract_rank_image(const uint8_t* data, size_t size, Rank r) {
+  Preamble pre = parse_preamble(data, size, size);
+  Head head = parse_head(data, pre);
+  const Spec& spec = head.h.spec;
+  if (r >= num_ranks(spec))
+    user_error("rank {} is not in this plan ({} ranks, valid 0..{})", r, num_ranks(spec), num_ranks(spec) - 1);
+  RankIndexEntry e = head.h.index[r];
+  if (head.single_rank) {
+    const Rank only = single_rank_entry(head, data + head.head_size, size - head.head_size, size, &e);
+    if (only != r)
+      user_error("rank {} is not in this file: it holds only rank {} (extracted with `collplan extract`)", r, only);
+  }
+  read_blob(data + e.offset, e, r, spec, head.h.num_steps);  // checks its hash and contents
+  std::vector<uint8_t> out(data, data + head.head_size);
+  out[kFlagsOffset] |= kFlagSingleRank;
+  out.insert(out.end(), data + e.offset, data + e.offset + e.length);
+  return out;
+}
+
+void extract_rank(const std::string& in, Rank r, const std::string& out) {
+  uint64_t size = 0;
+  FilePtr f = open_for_reading(in, size);
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  read_at(f.get(), in, 0, bytes.data(), bytes.size());
+  write_bytes(with_path(in, [&] { return extract_rank_image(bytes.data(), bytes.size(), r); }), out);
 }
 
 Plan read_binary(const std::string& path) {
@@ -754,7 +835,11 @@ Program read_rank(const std::string& path, Rank r, PlanHeader* header_out) {
     const Spec& spec = head.h.spec;
     if (r >= num_ranks(spec))
       user_error("rank {} is not in this plan ({} ranks, valid 0..{})", r, num_ranks(spec), num_ranks(spec) - 1);
-    const RankIndexEntry& e = head.h.index[r];
+    if (head.h.only_rank && *head.h.only_rank != r)
+      user_error("rank {} is not in this file: it holds only rank {} (extracted with `collplan extract`)", r,
+                 *head.h.only_rank);
+    RankIndexEntry e = head.h.index[r];
+    if (head.h.only_rank) e.offset = head.head_size;
     std::vector<uint8_t> blob(static_cast<size_t>(e.length));
     read_at(f.get(), path, e.offset, blob.data(), blob.size());
     Program prog = read_blob(blob.data(), e, r, spec, head.h.num_steps);

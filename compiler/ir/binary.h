@@ -9,7 +9,7 @@
 //
 //   file     := preamble header index blob{K}
 //   preamble := magic[8] = 89 'C' 'P' 'L' 'A' 'N' 0D 0A
-//               version:u32 = 1   flags:u32 = 0
+//               version:u32 = 1   flags:u32 (bit 0: single-rank file, see below)
 //               content_hash:digest          (see "Integrity" below)
 //               file_size:u64   header_size:u32   num_ranks:u32 (= K; N for decentralized-encode)
 //   header   := spec num_steps:u32                  (header_size bytes)
@@ -54,6 +54,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,7 +72,8 @@ inline constexpr uint32_t kBinaryVersion = 1;
 std::vector<uint8_t> encode_binary(const Plan& plan);
 
 // Decodes a whole file image: checks the magic, version, content hash, every
-// rank hash and every range listed above. UserError on any damage.
+// rank hash and every range listed above. UserError on any damage, and for a
+// single-rank file (which holds one program, not a plan: use read_rank).
 Plan decode_binary(const uint8_t* data, size_t size);
 
 // Writes the encoded plan to `path` (through a temporary file renamed into
@@ -97,6 +99,8 @@ struct PlanHeader {
   uint32_t version = 0;
   uint64_t file_size = 0;
   std::vector<RankIndexEntry> index;  // one per rank
+  // Set for a single-rank file (`collplan extract`): the one rank it holds.
+  std::optional<Rank> only_rank;
 };
 
 // Reads the preamble, header and index only (verifying the content hash).
@@ -104,8 +108,27 @@ PlanHeader read_header(const std::string& path);
 
 // Reads the header, the index and rank r's blob only (by seeking), verifies
 // the content hash and that rank's hash, and returns its program. UserError
-// when r >= K or anything is damaged.
+// when r >= K or anything is damaged. Works on a single-rank file too, for
+// its one rank.
 Program read_rank(const std::string& path, Rank r, PlanHeader* header_out = nullptr);
+
+// ─── Single-rank files ───────────────────────────────────────────────────────
+//
+// A device needs only its own program. A single-rank file is a plan file cut
+// down to one rank: the same preamble, header and index, byte for byte,
+// except preamble flags bit 0 (= 1), followed by that rank's blob alone.
+// The content hash is defined with that flag read as 0, so the file carries
+// the whole plan's content hash (plan_digest) and it checks; file_size and the
+// index still describe the whole plan; the blob follows the index directly
+// and its rank is its first field. read_header sets only_rank, read_rank
+// reads it, decode_binary/read_binary refuse it (it is not a whole plan).
+
+// The single-rank image of rank r of a plan file image (a whole plan, or a
+// single-rank file of rank r). Checks the header, the index and that rank's
+// blob; UserError when damaged or r is not in the file.
+std::vector<uint8_t> extract_rank_image(const uint8_t* data, size_t size, Rank r);
+// The same from file `in` to file `out` (written through a temporary file).
+void extract_rank(const std::string& in, Rank r, const std::string& out);
 
 // The content hash a file of this plan carries (computed without building the
 // whole file image): the plan's identity, e.g. for a transport handshake.

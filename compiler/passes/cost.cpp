@@ -61,6 +61,56 @@ CostReport cost(const ir::Plan& plan) {
   return c;
 }
 
+RankCostReport rank_cost(uint32_t num_steps, const ir::Program& prog) {
+  RankCostReport c;
+  c.rank = prog.rank;
+  c.C1 = num_steps;
+  c.step_sizes.assign(num_steps, 0);
+  c.active_steps = static_cast<uint32_t>(prog.steps.size());
+  for (const ir::Step& st : prog.steps) {
+    COLLPLAN_ASSERT(st.t >= 1 && st.t <= num_steps, "rank_cost: step out of range (verify first)");
+    for (const ir::Send& s : st.sends) {
+      c.step_sizes[st.t - 1] = std::max<uint64_t>(c.step_sizes[st.t - 1], s.payload.size());
+      ++c.messages_sent;
+      c.elements_sent += s.payload.size();
+    }
+    for (const ir::Recv& r : st.recvs) {
+      ++c.messages_received;
+      c.elements_received += r.into.size();
+    }
+  }
+  for (uint64_t s : c.step_sizes) c.C2_part += s;
+  c.terms = ir::count_terms(prog);
+  return c;
+}
+
+nlohmann::json rank_cost_json(const RankCostReport& c) {
+  nlohmann::json j;
+  j["rank"] = c.rank;
+  j["C1"] = c.C1;
+  j["active_steps"] = c.active_steps;
+  j["step_sizes"] = c.step_sizes;
+  j["C2_part"] = c.C2_part;
+  j["messages_sent"] = c.messages_sent;
+  j["elements_sent"] = c.elements_sent;
+  j["messages_received"] = c.messages_received;
+  j["elements_received"] = c.elements_received;
+  j["terms"] = c.terms;
+  return j;
+}
+
+std::string rank_cost_text(const RankCostReport& c) {
+  std::string s;
+  s += fmt::format("C1 = {} steps (the plan's), rank {} acts in {} of them\n", c.C1, c.rank, c.active_steps);
+  s += fmt::format("C2 >= {} elements: this rank's largest message per step, summed (the plan's C2 needs every rank)\n",
+                   c.C2_part);
+  s += "this rank's step sizes:";
+  for (uint64_t x : c.step_sizes) s += fmt::format(" {}", x);
+  s += fmt::format("\nsent {} messages ({} elements), received {} messages ({} elements), {} terms\n", c.messages_sent,
+                   c.elements_sent, c.messages_received, c.elements_received, c.terms);
+  return s;
+}
+
 nlohmann::json cost_json(const CostReport& c) {
   nlohmann::json j;
   j["C1"] = c.C1;

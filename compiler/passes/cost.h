@@ -43,6 +43,25 @@ struct CostReport {
 };
 
 CostReport cost(const ir::Plan& plan);
+
+// One rank's part of the cost, all that a single-rank file (`collplan
+// extract`) can tell: the plan's C1 (from the header), the steps this rank
+// acts in, its own largest message per step and their sum C2_part — a lower
+// bound of the plan's C2, since every step's maximum is at least this
+// rank's — its messages and elements sent and received, and its terms.
+struct RankCostReport {
+  uint32_t rank = 0;
+  uint32_t C1 = 0;
+  uint32_t active_steps = 0;
+  std::vector<uint64_t> step_sizes;  // per step 1..C1: this rank's largest message
+  uint64_t C2_part = 0;
+  uint64_t messages_sent = 0, elements_sent = 0;
+  uint64_t messages_received = 0, elements_received = 0;
+  uint64_t terms = 0;
+};
+RankCostReport rank_cost(uint32_t num_steps, const ir::Program& prog);
+nlohmann::json rank_cost_json(const RankCostReport& c);
+std::string rank_cost_text(const RankCostReport& c);
 nlohmann::json cost_json(const CostReport& c);
 // Multi-line human summary, with ratios to the bounds and the modeled time.
 std::string cost_text(const CostReport& c, double beta, double tau, uint64_t len);

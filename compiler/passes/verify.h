@@ -45,6 +45,15 @@ struct VerifyReport {
 };
 
 void verify_structure(const ir::Plan& plan);
+// What can be checked of one rank's program alone (a single-rank file from
+// `collplan extract`): the rules above that involve only this rank — slot,
+// rank and port bounds, at most one send and one receive per port and step,
+// no send to or receive from itself, receives of messages sent in step
+// t−λ+1, no message still in flight after the last step, no read before
+// write, outputs written, and the postcondition's input and output counts
+// for this rank. NOT checkable without the other ranks: that every send is
+// received and every receive sent (with equal sizes), and the algebra.
+void verify_rank_structure(const Spec& spec, uint32_t num_steps, const ir::Program& prog);
 VerifyReport verify(const ir::Plan& plan, const VerifyOptions& opt = {});
 // The same, against a postcondition the caller already built from
 // plan.spec (the pipeline builds it once for all its verifications).

@@ -185,7 +185,7 @@ TEST_CASE("cli: a wrong JSON plan is rejected with exit status 1 and the place n
   std::filesystem::remove_all(d);
 }
 
-TEST_CASE("cli: prefix and broadcast under postal latency; the order check", "[cli][postal]") {
+TEST_CASE("cli: prefix and broadcast under postal latency, the order check", "[cli][postal]") {
   const auto d = scratch();
   const std::string pf = (d / "pf.cplan").string(), js = (d / "pf.json").string();
   Result r = cli("compile --op prefix --K 10 --p 2 --lambda 3 -q -o " + pf + " --json " + js);

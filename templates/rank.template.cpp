@@ -1,0 +1,74 @@
+// @collplan:begin banner
+// Template of one rank's source file, as `collplan emit-cpp` writes it. It is
+// real C++: the sample between the markers is rank 0 of a two-rank encode
+// (send s0 to rank 1, receive s1 from it, s2 := s0 + 3*s1), so the file
+// compiles as it is (tests compile it with -Wall -Wextra -Werror). The C++
+// backend (compiler/backend/emit_cpp.h) replaces every region from a
+// `@collplan:begin NAME` line to its `@collplan:end NAME` line, both
+// included, with the generated text of that name; the rest is copied as is.
+// @collplan:end banner
+#include "collplan_embedded.h"
+// @collplan:begin include
+#include "dispatch.template.h"
+// @collplan:end include
+
+// @collplan:begin namespace_open
+namespace collplan_template {
+// @collplan:end namespace_open
+namespace {
+
+using collplan_embedded::Result;
+using R = collplan_embedded::Rank<Field>;
+using E = Field::elem;
+
+// @collplan:begin constants
+// This rank's shape: slots, then staging rows (payloads being built,
+// messages landing in scattered slots, ops whose destination is a source).
+constexpr uint32_t kRank = 0;
+constexpr uint32_t kNumSlots = 3;
+// The terms of every combination the code below evaluates, in order of use:
+// combination i reads kSlot[o..o+n) with coefficients kCoef[o..o+n).
+constexpr uint8_t kSlot[] = {0, 1};
+constexpr E kCoef[] = {1, 3};
+// @collplan:end constants
+
+// @collplan:begin steps
+bool step_1(R& r, Result* res) {
+  // send port 0 -> 1 [s0]
+  if (!r.send(1, 0, 1, r.row(0), 1, res)) return false;
+  // recv port 0 <- 1 (sent 1) -> s1
+  if (!r.recv(1, 0, 1, r.row(1), 1, res)) return false;
+  // s2 := s0 + 3*s1
+  r.set(r.row(2), kSlot + 0, kCoef + 0, 2);
+  return true;
+}
+// @collplan:end steps
+
+Result run(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs, size_t len,
+           void* workspace) {
+  Result res;
+  if (len == 0 || workspace == nullptr || (kNumInputs[kRank] != 0 && inputs == nullptr) ||
+      (kNumOutputs[kRank] != 0 && outputs == nullptr)) {
+    res.error = collplan_embedded::Error::bad_argument;
+    return res;
+  }
+  R r(ch, workspace, len, kNumSlots);
+// @collplan:begin body
+  r.load_input(0, inputs[0]);
+  if (!step_1(r, &res)) return res;
+  r.store_output(2, outputs[0]);
+// @collplan:end body
+  return res;
+}
+
+}  // namespace
+
+// @collplan:begin entry
+Result rank_0(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs, size_t len,
+              void* workspace) {
+  return run(ch, inputs, outputs, len, workspace);
+}
+// @collplan:end entry
+// @collplan:begin namespace_close
+}  // namespace collplan_template
+// @collplan:end namespace_close

@@ -1,0 +1,17 @@
+// Describes the plan of the dispatch header collplan_plan.h (namespace
+// collplan_plan) to the test harness (harness.h).
+#include "collplan_plan.h"
+#include "harness.h"
+
+namespace collplan_test {
+
+namespace {
+size_t workspace(uint32_t rank, size_t len) { return collplan_plan::workspace_bytes(rank, len); }
+}  // namespace
+
+PlanInfo plan_info() {
+  return {collplan_plan::kNumRanks, collplan_plan::kElemBytes, collplan_plan::kNumInputs, collplan_plan::kNumOutputs,
+          &workspace, &collplan_plan::run_rank};
+}
+
+}  // namespace collplan_test

@@ -1,0 +1,318 @@
+// The C++ backend (compiler/backend/emit_cpp.h): templates that are real
+// C++, the embedded GF kernels against the runtime's references, golden
+// emitted sources, strict compilation of emitted code, and the same-bytes
+// differential test against the replay engine for every generator family.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "collplan_embedded.h"
+#include "emit_support.h"
+#include "gen/registry.h"
+#include "passes/pipeline.h"
+#include "runtime/gf/gf_kernels.h"
+#include "support/error.h"
+
+using namespace collplan;
+using namespace emit_test;
+
+namespace {
+
+Spec spec_of(OpKind op, uint32_t K, uint32_t p, uint32_t lambda, const Field& f, const std::string& algorithm) {
+  Spec s;
+  s.op = op;
+  s.K = K;
+  s.p = p;
+  s.lambda = lambda;
+  s.field = f;
+  s.algorithm = algorithm;
+  return s;
+}
+
+ir::Plan compiled(const Spec& s, const std::string& algorithm) {
+  passes::CompileOptions opt;
+  opt.algorithm = algorithm;
+  return passes::compile(s, opt).plan;
+}
+
+// The emitted code, the engine and direct computation agree byte for byte.
+void same_bytes(const ir::Plan& plan, size_t len, const std::string& name) {
+  INFO(name);
+  const auto in = random_inputs(plan, len, 0x5eed + len);
+  const auto engine = engine_outputs(plan, len, in);
+  REQUIRE(engine == direct_outputs(plan, len, in));
+  const auto emitted = emitted_outputs(plan, len, in, scratch(name));
+  REQUIRE(emitted.size() == engine.size());
+  CHECK(emitted == engine);
+}
+
+template <class F>
+void kernels_match(const Field& f, const std::vector<Elem>& constants) {
+  using E = typename F::elem;
+  SplitMix64 rng(f.size());
+  for (size_t n : {1, 7, 64, 100, 256, 1000}) {
+    std::vector<E> src(n), dst(n);
+    for (auto& v : src) v = static_cast<E>(rng.uniform(f));
+    for (auto& v : dst) v = static_cast<E>(rng.uniform(f));
+    for (Elem c : constants) {
+      INFO(f.name() << " c = " << c << " n = " << n);
+      std::vector<E> a = dst, b = dst;
+      F::mad(a.data(), src.data(), static_cast<E>(c), n);
+      gf::mad_base(f, c, src.data(), b.data(), n);
+      REQUIRE(a == b);
+      F::mul(a.data(), src.data(), static_cast<E>(c), n);
+      gf::mul_base(f, c, src.data(), b.data(), n);
+      REQUIRE(a == b);
+      F::add(a.data(), src.data(), n);
+      gf::add_base(f, src.data(), b.data(), n);
+      REQUIRE(a == b);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("emit-cpp: embedded kernels equal the runtime's portable references", "[emit]") {
+  std::vector<Elem> all256(256);
+  for (Elem c = 0; c < 256; ++c) all256[c] = c;
+  kernels_match<collplan_embedded::Gf2m<8, 0x11D>>(Field::gf256(), all256);
+  kernels_match<collplan_embedded::Gf2m<16, 0x1100B>>(Field::gf65536(), {0, 1, 2, 3, 0x100, 0x1234, 0x8000, 0xffff});
+  kernels_match<collplan_embedded::Prime<65537>>(Field::prime(65537), {0, 1, 2, 65535, 65536});
+  kernels_match<collplan_embedded::Prime<2147483647>>(Field::prime(2147483647), {0, 1, 2, 12345678, 2147483646});
+  kernels_match<collplan_embedded::Prime<2>>(Field::prime(2), {0, 1});
+}
+
+TEST_CASE("emit-cpp: the templates compile on their own as strict C++17", "[emit]") {
+  const auto d = scratch("templates");
+  const std::string cmd = cxx() + " -I" + src("runtime/embedded") + " -I" + src("templates") + " -c " +
+                          src("templates/rank.template.cpp") + " -o " + (d / "t.o").string();
+  const auto r = run_cmd(cmd);
+  INFO(cmd << "\n" << r.output);
+  REQUIRE(r.status == 0);
+}
+
+TEST_CASE("emit-cpp: emitted code passes pedantic warnings without exceptions or RTTI (gcc and clang)", "[emit]") {
+  // What embedded toolchains are strict about; clang++ too when installed.
+  const std::string strict = " -std=c++17 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion "
+                             "-Wold-style-cast -Wcast-align -Wundef -fno-exceptions -fno-rtti -fsyntax-only";
+  std::vector<std::string> compilers = {COLLPLAN_CXX};
+  if (run_cmd("command -v clang++").status == 0) compilers.push_back("clang++");
+  const Field f = Field::prime(65537);
+  const auto d = scratch("strict");
+  backend::EmitCppOptions o;
+  o.name = "strict_p";
+  backend::write_files(backend::emit_cpp(backend::view_of(compiled(make_encode_spec(5, 2, 2, f, matrix_random(5, 1, f)),
+                                                                   "postal-prepare-shoot")), o),
+                       d.string());
+  o.name = "strict_g";
+  Spec b = spec_of(OpKind::Broadcast, 4, 1, 1, Field::gf65536(), "postal-broadcast");
+  b.blocks = 3;
+  backend::write_files(backend::emit_cpp(backend::view_of(compiled(b, "postal-broadcast")), o), d.string());
+  std::string files;
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.path().extension() == ".cpp") files += " " + e.path().string();
+  for (const auto& c : compilers) {
+    const std::string cmd = c + strict + " -I" + d.string() + " -I" + src("runtime/embedded") + files;
+    const auto r = run_cmd(cmd);
+    INFO(cmd << "\n" << r.output);
+    CHECK(r.status == 0);
+  }
+}
+
+// The rank template's sample is rank 0 of a two-rank encode; it is compiled
+// into this test binary (tests/CMakeLists.txt), so it must also run.
+namespace collplan_template {
+collplan_embedded::Result rank_0(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs,
+                                 size_t len, void* workspace);
+}
+
+namespace {
+class ScriptedChannel final : public collplan_embedded::Channel {
+ public:
+  std::vector<unsigned char> sent, reply;
+  uint32_t sent_port = 99, sent_peer = 99;
+  bool fail_recv = false;
+  bool send(uint32_t port, uint32_t peer, const void* data, size_t bytes) override {
+    sent_port = port;
+    sent_peer = peer;
+    sent.assign(static_cast<const unsigned char*>(data), static_cast<const unsigned char*>(data) + bytes);
+    return true;
+  }
+  bool recv(uint32_t, uint32_t, void* data, size_t bytes) override {
+    if (fail_recv || bytes != reply.size()) return false;
+    std::memcpy(data, reply.data(), bytes);
+    return true;
+  }
+};
+}  // namespace
+
+TEST_CASE("emit-cpp: the rank template's sample runs: s2 = s0 + 3*s1, errors name step, peer and port", "[emit]") {
+  const Field f = Field::gf256();
+  std::vector<unsigned char> x = {1, 2, 200, 0}, y(4);
+  ScriptedChannel ch;
+  ch.reply = {5, 6, 7, 8};
+  const void* in[] = {x.data()};
+  void* out[] = {y.data()};
+  uint32_t ws[4] = {};
+  auto res = collplan_template::rank_0(ch, in, out, 4, ws);
+  REQUIRE(res.ok());
+  CHECK(ch.sent == x);
+  CHECK(ch.sent_port == 0);
+  CHECK(ch.sent_peer == 1);
+  for (size_t i = 0; i < 4; ++i) CHECK(y[i] == f.add(x[i], f.mul(3, ch.reply[i])));
+  ch.fail_recv = true;
+  res = collplan_template::rank_0(ch, in, out, 4, ws);
+  CHECK(res.error == collplan_embedded::Error::recv_failed);
+  CHECK(res.step == 1);
+  CHECK(res.peer == 1);
+  CHECK(res.port == 0);
+  CHECK(collplan_template::rank_0(ch, in, out, 0, ws).error == collplan_embedded::Error::bad_argument);
+}
+
+TEST_CASE("emit-cpp: template filling refuses unknown, unclosed and unused regions", "[emit]") {
+  const std::string t = "a\n// @collplan:begin x\nsample\n// @collplan:end x\nb\n";
+  CHECK(backend::fill_template(t, {{"x", "X\n"}}) == "a\nX\nb\n");
+  CHECK_THROWS_AS(backend::fill_template(t, {}), InternalError);
+  CHECK_THROWS_AS(backend::fill_template(t, {{"x", ""}, {"y", ""}}), InternalError);
+  CHECK_THROWS_AS(backend::fill_template("// @collplan:begin x\n", {{"x", ""}}), InternalError);
+  CHECK_THROWS_AS(backend::fill_template("// @collplan:end x\n", {}), InternalError);
+}
+
+TEST_CASE("emit-cpp: bad names and ranks are user errors naming the value", "[emit]") {
+  const ir::Plan plan = compiled(make_encode_spec(4, 1, 1, Field::gf256(), matrix_random(4, 7, Field::gf256())), "prepare-shoot");
+  backend::EmitCppOptions o;
+  o.name = "9lives";
+  CHECK_THROWS_WITH(backend::emit_cpp(backend::view_of(plan), o), Catch::Contains("'9lives'"));
+  o.name = "ok";
+  o.rank = 4;
+  CHECK_THROWS_WITH(backend::emit_cpp(backend::view_of(plan), o), Catch::Contains("--rank 4 does not exist (valid: 0..3)"));
+  o.rank = 2;
+  const auto files = backend::emit_cpp(backend::view_of(plan), o);
+  REQUIRE(files.size() == 2);
+  CHECK(files[0].name == "ok.h");
+  CHECK(files[1].name == "ok_rank2.cpp");
+  // The header still declares every rank but dispatches only the emitted one.
+  CHECK(files[0].text.find("rank_3(") != std::string::npos);
+  CHECK(files[0].text.find("case 3:") == std::string::npos);
+  CHECK(files[0].text.find("case 2:") != std::string::npos);
+}
+
+TEST_CASE("emit-cpp: golden emitted sources (K=4 encode, K=5 lambda=2 broadcast)", "[emit][golden]") {
+  const auto check = [](const ir::Plan& plan, const std::string& name) {
+    backend::EmitCppOptions o;
+    o.name = name;
+    for (const auto& f : backend::emit_cpp(backend::view_of(plan), o)) {
+      const std::string path = src("tests/golden/emit/" + f.name);
+      if (const char* a = std::getenv("COLLPLAN_APPROVE"); a && std::string(a) == "1") {
+        fs::create_directories(src("tests/golden/emit"));
+        std::ofstream(path, std::ios::binary) << f.text;
+        WARN("approved " << path);
+        continue;
+      }
+      INFO("golden file " << path << " (run scripts/approve.sh after an intended change)");
+      std::ifstream in(path, std::ios::binary);
+      REQUIRE(in.good());
+      std::stringstream ss;
+      ss << in.rdbuf();
+      CHECK(ss.str() == f.text);
+    }
+  };
+  check(compiled(make_encode_spec(4, 1, 1, Field::gf256(), matrix_random(4, 7, Field::gf256())), "prepare-shoot"),
+        "encode_k4");
+  Spec b = spec_of(OpKind::Broadcast, 5, 1, 2, Field::prime(65537), "postal-broadcast");
+  b.blocks = 2;
+  b.root = 1;
+  check(compiled(b, "postal-broadcast"), "bcast_k5");
+}
+
+// ---- same bytes: one case per generator family ------------------------------
+
+TEST_CASE("emit-cpp same bytes: prepare-shoot encode K=6 p=2 gf256", "[emit][diff]") {
+  same_bytes(compiled(make_encode_spec(6, 2, 1, Field::gf256(), matrix_random(6, 3, Field::gf256())), "prepare-shoot"),
+             37, "prepare-shoot");
+}
+
+TEST_CASE("emit-cpp same bytes: postal-allgather encode K=5 lambda=2 gf65536", "[emit][diff]") {
+  same_bytes(compiled(make_encode_spec(5, 1, 2, Field::gf65536(), matrix_random(5, 4, Field::gf65536())),
+                      "postal-allgather"),
+             33, "postal-allgather");
+}
+
+TEST_CASE("emit-cpp same bytes: postal-prepare-shoot encode K=7 lambda=3 prime:65537", "[emit][diff]") {
+  const Field f = Field::prime(65537);
+  same_bytes(compiled(make_encode_spec(7, 1, 3, f, matrix_random(7, 5, f)), "postal-prepare-shoot"), 21,
+             "postal-prepare-shoot");
+}
+
+TEST_CASE("emit-cpp same bytes: postal-prefix K=6 p=2 lambda=2 prime:2^31-1", "[emit][diff]") {
+  same_bytes(compiled(spec_of(OpKind::Prefix, 6, 2, 2, Field::prime(2147483647), "postal-prefix"), "postal-prefix"), 19,
+             "postal-prefix");
+}
+
+TEST_CASE("emit-cpp same bytes: postal-broadcast K=6 blocks=3 lambda=2 gf256", "[emit][diff]") {
+  Spec s = spec_of(OpKind::Broadcast, 6, 1, 2, Field::gf256(), "postal-broadcast");
+  s.blocks = 3;
+  s.root = 2;
+  same_bytes(compiled(s, "postal-broadcast"), 50, "postal-broadcast");
+}
+
+TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[emit]") {
+  // A new generator must get a same-bytes case: this list is the cases above.
+  const std::vector<std::string> covered = {"prepare-shoot", "postal-allgather", "postal-prepare-shoot", "postal-prefix",
+                                            "postal-broadcast"};
+  for (const auto& g : gen::generators()) {
+    INFO("generator " << g.name << " has no same-bytes case in test_emit_cpp.cpp");
+    CHECK(std::find(covered.begin(), covered.end(), g.name) != covered.end());
+  }
+}
+
+TEST_CASE("emit-cpp same bytes, grid: every family over fields, K, p, lambda", "[.slow][slow][emit][diff]") {
+  const std::vector<std::pair<Field, std::string>> fields = {
+      {Field::gf256(), "gf256"}, {Field::gf65536(), "gf65536"}, {Field::prime(65537), "p65537"}, {Field::prime(2147483647), "p31"}};
+  int n = 0;
+  for (const auto& [f, fname] : fields)
+    for (uint32_t K : {3u, 9u})
+      for (auto [p, lambda] : {std::pair{1u, 1u}, std::pair{2u, 3u}}) {
+        const std::string tag = fmt::format("{}-K{}-p{}-l{}", fname, K, p, lambda);
+        const size_t len = 5 + (n++ % 7);
+        if (lambda == 1)
+          same_bytes(compiled(make_encode_spec(K, p, lambda, f, matrix_random(K, n, f)), "prepare-shoot"), len, "ps-" + tag);
+        same_bytes(compiled(make_encode_spec(K, p, lambda, f, matrix_random(K, n, f)), "postal-allgather"), len, "pa-" + tag);
+        same_bytes(compiled(make_encode_spec(K, p, lambda, f, matrix_random(K, n, f)), "postal-prepare-shoot"), len,
+                   "pps-" + tag);
+        Spec pre = spec_of(OpKind::Prefix, K, p, lambda, f, "postal-prefix");
+        pre.exclusive = (n % 2) == 0;
+        same_bytes(compiled(pre, "postal-prefix"), len, "pre-" + tag);
+        pre.counts.assign(K, 2);
+        pre.counts[0] = 1;
+        same_bytes(compiled(pre, "postal-prefix"), len, "preB-" + tag);
+        Spec b = spec_of(OpKind::Broadcast, K, p, lambda, f, "postal-broadcast");
+        b.blocks = 1 + n % 4;
+        b.root = static_cast<uint32_t>(n) % K;
+        same_bytes(compiled(b, "postal-broadcast"), len, "bc-" + tag);
+      }
+}
+
+TEST_CASE("emit-cpp CLI: one rank, self-contained directory, compiles alone, bad input named", "[emit][cli]") {
+  const auto d = scratch("cli");
+  const std::string plan = (d / "p.cplan").string(), out = (d / "out").string();
+  const std::string cl = COLLPLAN_CLI;
+  REQUIRE(run_cmd(cl + " compile --K 9 --p 2 --field gf65536 -q -o " + plan).status == 0);
+  auto r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --rank 5 --name dev --copy-runtime");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("wrote 3 files") != std::string::npos);
+  REQUIRE(fs::exists(d / "out" / "dev_rank5.cpp"));
+  CHECK_FALSE(fs::exists(d / "out" / "dev_rank4.cpp"));
+  const std::string cmd = cxx() + " -O2 -I" + out + " -c " + (d / "out" / "dev_rank5.cpp").string() + " -o " + (d / "r5.o").string();
+  r = run_cmd(cmd);
+  INFO(cmd << "\n" << r.output);
+  CHECK(r.status == 0);
+  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --rank 9");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--rank 9 does not exist (valid: 0..8)") != std::string::npos);
+  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --name a-b");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("'a-b' is not a C++ identifier") != std::string::npos);
+}
