@@ -170,7 +170,7 @@ TEST_CASE("extract CLI: extract, check (says what it cannot check), emit-cpp giv
   CHECK(emit_test::read_bytes(d / "a" / "collplan_plan_rank3.cpp") == emit_test::read_bytes(d / "b" / "collplan_plan_rank3.cpp"));
   r = run_cmd(cl + " extract " + plan + " --rank 8 -o " + one);
   CHECK(r.status == 2);
-  CHECK(r.output.find("rank 8 is not in this plan (K = 8, valid 0..7)") != std::string::npos);
+  CHECK(r.output.find("rank 8 is not in this plan (8 ranks, valid 0..7)") != std::string::npos);
   r = run_cmd(cl + " run " + one);
   CHECK(r.status == 2);
   CHECK(r.output.find("holds only rank 3's program") != std::string::npos);
