@@ -29,6 +29,9 @@ struct Subcommand {
 };
 using CommandList = std::vector<Subcommand>;
 
+// Subcommands in their own files (driver/cmd_<name>.cpp).
+void add_run_command(CLI::App& app, CommandList& cmds);  // `run`
+
 // ---- spec from flags or a spec file ----------------------------------------
 
 struct SpecFlags {
