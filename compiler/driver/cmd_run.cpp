@@ -8,6 +8,7 @@
 // Every transport draws the same inputs from --seed (rt::replay_inputs), so
 // the runs are differential: the same seed gives the same outputs everywhere.
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -17,7 +18,10 @@
 
 #include "driver/cli.h"
 #include "passes/verify.h"
+#include "ir/binary.h"
+#include "runtime/engine.h"
 #include "runtime/replay.h"
+#include "runtime/transport/tcp.h"
 #include "support/error.h"
 #ifdef COLLPLAN_HAVE_MPI
 #include "runtime/transport/mpi.h"
@@ -32,6 +36,10 @@ struct RunOptions {
   uint64_t len = 4096, seed = 1;
   uint32_t reps = 5;
   std::string transport = "threads";
+  std::string peers;
+  uint32_t rank = 0;
+  bool rank_given = false;
+  uint32_t timeout_ms = 10'000, connect_timeout_ms = 10'000;
 };
 
 double median(std::vector<double> v) {
@@ -150,6 +158,47 @@ int run_mpi(const RunOptions& o) {
 }
 #endif
 
+// One rank of a TCP run: this process replays rank --rank and checks its own
+// outputs; the others run the same command with their own --rank.
+int run_tcp(const RunOptions& o, const ir::Plan& plan) {
+  if (o.peers.empty()) user_error("--transport tcp needs --peers (a file or host:port,host:port,...)");
+  if (!o.rank_given) user_error("--transport tcp needs --rank (this process's rank, 0..K-1)");
+  const std::vector<std::string> peers = rt::parse_peers(o.peers);
+  if (peers.size() != plan.ranks.size())
+    user_error("--peers lists {} addresses but the plan has {} ranks", peers.size(), plan.ranks.size());
+  if (o.rank >= peers.size()) user_error("--rank {} does not exist (valid: 0..{})", o.rank, peers.size() - 1);
+  rt::TcpOptions topt;
+  topt.timeout = std::chrono::milliseconds(o.timeout_ms);
+  topt.connect_timeout = std::chrono::milliseconds(o.connect_timeout_ms);
+  const rt::RankReplayData d = rt::rank_replay_data(plan, o.rank, o.len, o.seed);
+  rt::Engine eng(plan, o.rank);
+  rt::TcpTransport tr(peers, o.rank, ir::plan_digest(plan), topt);
+  std::vector<std::vector<unsigned char>> out(d.expected.size(), std::vector<unsigned char>(o.len * eng.elem_bytes()));
+  std::vector<const void*> in_ptr;
+  std::vector<void*> out_ptr;
+  for (const auto& v : d.inputs) in_ptr.push_back(v.data());
+  for (auto& v : out) out_ptr.push_back(v.data());
+  std::vector<double> times;
+  for (uint32_t r = 0; r < o.reps; ++r) {
+    for (auto& v : out) std::fill(v.begin(), v.end(), 0xA5);  // poison: every run must write every output
+    const auto t0 = std::chrono::steady_clock::now();
+    eng.run(tr, in_ptr.data(), out_ptr.data(), o.len);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::cout << fmt::format("replayed rank {} of {} over TCP ({} peers), len = {} elements\n", o.rank, describe(plan),
+                           peers.size(), o.len);
+  std::cout << fmt::format("time (this rank): median {:.6f} s, min {:.6f} s over {} runs\n", median(times),
+                           *std::min_element(times.begin(), times.end()), times.size());
+  const std::string mismatch = rt::first_mismatch(plan.spec.field, o.rank, d.expected, out);
+  if (!mismatch.empty()) {
+    std::cout << "MISMATCH against the direct computation: " << mismatch << "\n";
+    return 1;
+  }
+  std::cout << fmt::format("output: every byte of rank {} equals the direct computation of the postcondition\n",
+                           o.rank);
+  return 0;
+}
+
 int run_command(const RunOptions& o) {
   if (o.len == 0) user_error("--len 0: vectors need at least one element");
   if (o.reps == 0) user_error("--reps 0: at least one repetition");
@@ -162,6 +211,7 @@ int run_command(const RunOptions& o) {
   }
   const ir::Plan plan = load_plan(o.path);
   passes::verify(plan);  // never replay an unchecked plan
+  if (o.transport == "tcp") return run_tcp(o, plan);
   return run_threads(o, plan);
 }
 
@@ -169,14 +219,30 @@ int run_command(const RunOptions& o) {
 
 void add_run_command(CLI::App& app, CommandList& cmds) {
   auto o = std::make_shared<RunOptions>();
-  auto* run = app.add_subcommand("run", "replay a plan (in-process or under MPI) and compare with a direct computation");
+  auto* run = app.add_subcommand("run", "replay a plan (in-process, MPI or TCP) and compare with a direct computation");
   run->add_option("plan", o->path, "plan file (.cplan or .json)")->required();
   run->add_option("--len", o->len, "elements per vector (chosen at run time)")->capture_default_str();
   run->add_option("--seed", o->seed, "seed of the random inputs")->capture_default_str();
   run->add_option("--reps", o->reps, "timed repetitions")->capture_default_str();
   run->add_option("--transport", o->transport,
-                  "threads: all ranks in this process; mpi: one rank per process under mpirun -np K")
-      ->check(CLI::IsMember({"threads", "mpi"}))
+                  "threads: all ranks in this process; mpi: one rank per process under mpirun -np K; tcp: this "
+                  "process is rank --rank of the --peers list")
+      ->check(CLI::IsMember({"threads", "mpi", "tcp"}))
+      ->capture_default_str();
+  run->add_option("--peers", o->peers,
+                  "tcp: the peer list, a file with one host:port per line (line r = rank r) or host:port,host:port,...");
+  run->add_option_function<uint32_t>(
+      "--rank",
+      [o](uint32_t r) {
+        o->rank = r;
+        o->rank_given = true;
+      },
+      "tcp: this process's rank");
+  run->add_option("--timeout", o->timeout_ms, "tcp: ms a step may wait for a peer before failing")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  run->add_option("--connect-timeout", o->connect_timeout_ms, "tcp: ms to connect to every peer and handshake")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmds.push_back({run, [o] { return run_command(*o); }});
 }
