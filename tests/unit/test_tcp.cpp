@@ -206,7 +206,9 @@ TEST_CASE("tcp: a peer holding another plan is refused at the handshake", "[tcp]
   const ir::Plan plan = encode_plan(4, 1, 1, Field::gf256(), 5);
   std::vector<Role> roles(4, Role::run);
   roles[2] = Role::wrong_plan;
-  const auto res = run_tcp(plan, 16, 1, fast_timeouts(), roles);
+  rt::TcpOptions opt = fast_timeouts();
+  opt.connect_timeout = std::chrono::milliseconds(1500);  // ranks that lose their peers wait this long
+  const auto res = run_tcp(plan, 16, 1, opt, roles);
   INFO(errors_of(res));
   for (const auto& r : res) REQUIRE(r.error);
   // Rank 2 and the ranks it handshook with name the other plan's digest.
