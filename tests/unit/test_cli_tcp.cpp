@@ -114,3 +114,34 @@ TEST_CASE("cli tcp: one process per rank replays correctly; a killed rank is nam
   }
   if (std::getenv("COLLPLAN_KEEP_TEST_DIR") == nullptr) fs::remove_all(dir);
 }
+
+TEST_CASE("cli tcp: bad transport options are named", "[cli][tcp]") {
+  const fs::path dir = scratch_dir();
+  const std::string plan = (dir / "enc4.cplan").string();
+  REQUIRE(std::system((std::string(COLLPLAN_CLI) + " compile --op encode --K 4 -o " + plan + " > /dev/null 2>&1").c_str()) ==
+          0);
+  struct Case {
+    std::string args, needle;
+  };
+  const std::vector<Case> cases = {
+      {"--transport tcp --rank 0", "--transport tcp needs --peers"},
+      {"--transport tcp --peers 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4", "needs --rank"},
+      {"--transport tcp --rank 0 --peers 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3",
+       "--peers lists 3 addresses but the plan has 4 ranks"},
+      {"--transport tcp --rank 4 --peers 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4", "--rank 4 does not exist"},
+      {"--transport tcp --rank 0 --peers 127.0.0.1:1,127.0.0.1,127.0.0.1:3,127.0.0.1:4",
+       "peer address '127.0.0.1' is not host:port"},
+      {"--transport carrier-pigeon", "carrier-pigeon"},
+  };
+  for (const Case& c : cases) {
+    const std::string cmd = std::string(COLLPLAN_CLI) + " run " + plan + " " + c.args + " > " +
+                            (dir / "err").string() + " 2>&1";
+    const int st = std::system(cmd.c_str());
+    const std::string out = slurp(dir / "err");
+    INFO(c.args << ": " << out);
+    REQUIRE(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 2);
+    CHECK(out.find(c.needle) != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
