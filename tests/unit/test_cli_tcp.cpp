@@ -69,7 +69,7 @@ std::vector<int> run_ranks(const fs::path& dir, int K, const std::string& args, 
 
 }  // namespace
 
-TEST_CASE("cli tcp: one process per rank replays correctly; a killed rank is named by the others", "[cli][tcp]") {
+TEST_CASE("cli tcp: one process per rank replays correctly and a killed rank is named by the others", "[cli][tcp]") {
   const fs::path dir = scratch_dir();
   const std::string plan = (dir / "enc.cplan").string();
   REQUIRE(std::system((std::string(COLLPLAN_CLI) + " compile --op encode --K 4 --p 2 --field gf65536 -o " + plan +

@@ -219,7 +219,7 @@ TEST_CASE("tcp: a peer holding another plan is refused at the handshake", "[tcp]
   for (const auto& r : res) CHECK(r.outputs.empty());  // no rank got as far as running
 }
 
-TEST_CASE("tcp: a silent peer ends every rank in a named timeout, outputs untouched", "[tcp]") {
+TEST_CASE("tcp: a silent peer ends every rank in a named timeout with outputs untouched", "[tcp]") {
   const ir::Plan plan = encode_plan(4, 1, 1, Field::gf256(), 6);
   std::vector<Role> roles(4, Role::run);
   roles[3] = Role::silent;
