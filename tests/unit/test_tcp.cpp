@@ -25,6 +25,7 @@
 #include "runtime/engine.h"
 #include "runtime/replay.h"
 #include "runtime/transport/tcp.h"
+#include "runtime/transport/threads.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -165,7 +166,7 @@ TEST_CASE("tcp: peer lists from a file or the command line", "[tcp]") {
   CHECK_THROWS_WITH(rt::TcpTransport({"127.0.0.1:1", "127.0.0.1:2"}, 2, d), Catch::Contains("--rank 2 does not exist"));
 }
 
-TEST_CASE("tcp: replays equal the direct computation for several plan families", "[tcp]") {
+TEST_CASE("tcp: replays equal the direct computation and the threads transport for several plan families", "[tcp]") {
   struct Case {
     const char* name;
     ir::Plan plan;
@@ -193,10 +194,24 @@ TEST_CASE("tcp: replays equal the direct computation for several plan families",
     for (size_t len : {size_t{1}, size_t{4099}}) {
       INFO(c.name << " len " << len);
       const auto res = run_tcp(c.plan, len, 77 + len, fast_timeouts(), {}, {}, 2);
+      // Differential: the in-process threads transport on the same inputs.
+      const uint32_t K = static_cast<uint32_t>(c.plan.ranks.size());
+      std::vector<rt::RankReplayData> data;
+      std::vector<std::vector<const void*>> in(K);
+      std::vector<std::vector<std::vector<unsigned char>>> thr(K);
+      std::vector<std::vector<void*>> out(K);
+      for (uint32_t r = 0; r < K; ++r) data.push_back(rt::rank_replay_data(c.plan, r, len, 77 + len));
+      for (uint32_t r = 0; r < K; ++r) {
+        for (const auto& v : data[r].inputs) in[r].push_back(v.data());
+        thr[r].assign(data[r].expected.size(), std::vector<unsigned char>(len * c.plan.spec.field.elem_bytes()));
+        for (auto& v : thr[r]) out[r].push_back(v.data());
+      }
+      rt::run_threads(c.plan, len, in, out);
       for (size_t r = 0; r < res.size(); ++r) {
         INFO("rank " << r);
         REQUIRE(!res[r].error);
         CHECK(rt::first_mismatch(c.plan.spec.field, static_cast<ir::Rank>(r), res[r].expected, res[r].outputs) == "");
+        CHECK(res[r].outputs == thr[r]);
         CHECK(res[r].buffered == 0);
       }
     }
