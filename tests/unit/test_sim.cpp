@@ -1,7 +1,8 @@
 // The simulated replay (runtime/sim/sim_replay.h), built only with SimGrid:
 // simulated times of trivial plans equal the hand computation from the
 // platform's latency, bandwidth and speed; the replay is deterministic;
-// postal λ does not change a lone message's time; bad platforms are refused.
+// postal λ does not change a lone message's time but lets a rank's next send
+// overlap a message in flight; bad platforms are refused.
 #include <catch2/catch.hpp>
 
 #ifdef COLLPLAN_HAVE_SIMGRID
@@ -59,6 +60,23 @@ TEST_CASE("sim: two messages from one rank share its link", "[sim]") {
   const sim::SimResult r = sim::simulate(plan, 1 << 20, sim::Platform{0, 1e9, 4e-6, 2e10});
   CHECK(r.messages == 2);
   CHECK(r.time == close(4e-6 + 2 * B / 1e9));
+}
+
+TEST_CASE("sim: with lambda = 2 a rank's next send overlaps the message in flight", "[sim]") {
+  // Postal broadcast, K = 3, λ = 2: the root sends to rank 1 in step 1 and
+  // to rank 2 in step 2. The message of step 1 is waited for only in step 2,
+  // after the send of step 2 is posted, so both flows share the root's up
+  // link from time 0: both end at latency + 2B/bandwidth. With λ = 1 (K = 3
+  // needs two steps too) the root waits in step 1: 2·(latency + B/bandwidth).
+  const double B = 1 << 20, bw = 1.25e9, lat = 1e-6;
+  const ir::Plan l2 = broadcast_plan(3, 1, 2);
+  REQUIRE(l2.ranks[0].steps.size() == 2);
+  REQUIRE(l2.ranks[0].steps[0].sends.size() == 1);
+  REQUIRE(l2.ranks[0].steps[1].sends.size() == 1);
+  CHECK(sim::simulate(l2, 1 << 20, sim::Platform{}).time == close(lat + 2 * B / bw));
+  const ir::Plan l1 = broadcast_plan(3, 1, 1);
+  REQUIRE(l1.num_steps == 2);
+  CHECK(sim::simulate(l1, 1 << 20, sim::Platform{}).time == close(2 * (lat + B / bw)));
 }
 
 TEST_CASE("sim: combinations cost their terms at the host's speed", "[sim]") {
