@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -154,7 +155,11 @@ SimResult simulate(const ir::Plan& plan, size_t len, Platform platform) {
     user_error("platform bandwidth ({}) and speed ({}) must be > 0, latency ({}) >= 0", platform.bandwidth,
                platform.speed, platform.latency);
 
-  char path[] = "/tmp/collplan-sim-XXXXXX.xml";
+  std::error_code ec;
+  const std::filesystem::path tmpdir = std::filesystem::temp_directory_path(ec);
+  if (ec) user_error("no temporary directory for the platform file ({}; check TMPDIR)", ec.message());
+  std::string tmpl = (tmpdir / "collplan-sim-XXXXXX.xml").string();
+  char* path = tmpl.data();
   const int xfd = ::mkstemps(path, 4);
   if (xfd < 0) user_error("cannot create a temporary platform file: {}", std::strerror(errno));
   const std::string xml = platform_xml(platform);
