@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -180,7 +181,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  char dir[] = "/tmp/collplan-bench-sim-XXXXXX";
+  std::string tmpl = (std::filesystem::temp_directory_path() / "collplan-bench-sim-XXXXXX").string();
+  char* dir = tmpl.data();
   if (!::mkdtemp(dir)) {
     std::perror("mkdtemp");
     return 1;
@@ -202,6 +204,6 @@ int main(int argc, char** argv) {
     bench_encode(pf, lens);
     bench_bcast(pf, lens);
   }
-  std::system(fmt::format("rm -rf {}", g_dir).c_str());
+  std::filesystem::remove_all(g_dir);
   return 0;
 }
