@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/plan.h"
 #include "runtime/transport/threads.h"
@@ -33,5 +34,30 @@ struct ReplayReport {
 // plan error propagates as UserError; a wrong result is reported, not thrown.
 ReplayReport replay_and_compare(const ir::Plan& plan, size_t len, uint64_t seed, size_t reps = 5,
                                 ThreadsOptions opt = {});
+
+// ─── Pieces for distributed replays (one process per rank) ──────────────────
+//
+// A process that runs one rank of a plan (MPI, TCP) draws the same inputs as
+// replay_and_compare (every rank's, from the same seed) and compares its own
+// outputs with the direct computation, so every transport is checked against
+// the same reference with the same data.
+
+// Every rank's input vectors as replay_and_compare draws them: x[k][i] is
+// rank k's i-th input, `len` elements. UserError when the plan's inputs or
+// outputs per rank disagree with its spec's postcondition.
+std::vector<std::vector<std::vector<Elem>>> replay_inputs(const ir::Plan& plan, size_t len, uint64_t seed);
+
+// What rank r of a distributed replay needs: its inputs and the expected
+// outputs, both in the buffer format of gf_kernels.h.
+struct RankReplayData {
+  std::vector<std::vector<unsigned char>> inputs;
+  std::vector<std::vector<unsigned char>> expected;
+};
+RankReplayData rank_replay_data(const ir::Plan& plan, ir::Rank r, size_t len, uint64_t seed);
+
+// "" when outputs[j] equals expected[j] byte for byte for every j; otherwise
+// "rank R, output J, element I: expected X, got Y" for the first difference.
+std::string first_mismatch(const Field& f, ir::Rank r, const std::vector<std::vector<unsigned char>>& expected,
+                           const std::vector<std::vector<unsigned char>>& outputs);
 
 }  // namespace collplan::rt

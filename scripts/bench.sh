@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh build
 for b in build/bench/bench_*; do
   [ -x "$b" ] || continue
+  [ "$(basename "$b")" = bench_mpi ] && continue  # needs mpirun: scripts/bench_mpi.sh
   echo "== $(basename "$b")"
   "$b"
 done

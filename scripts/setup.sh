@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake ninja-build pkg-config git
           catch2 libfmt-dev libcli11-dev nlohmann-json3-dev
-          libisal-dev libxxhash-dev)
+          libisal-dev libxxhash-dev
+          openmpi-bin libopenmpi-dev
+          libsimgrid-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up and runs the whole test suite: the quick and slow tiers of the
+# Sets up and runs the whole test suite: the quick, slow and mpi tiers of the
 # optimised build, then the quick tier again under AddressSanitizer and
 # UndefinedBehaviorSanitizer.
 #   scripts/test.sh            everything
@@ -12,6 +12,9 @@ bash scripts/setup.sh build
 echo "== tests (quick tier)"
 ctest --test-dir build -L quick -j "$JOBS" --output-on-failure
 [ "${1:-}" = "--quick" ] && exit 0
+
+echo "== tests (MPI transport under mpiexec)"
+ctest --test-dir build -L mpi --output-on-failure
 
 echo "== tests (slow tier)"
 ctest --test-dir build -L slow -j "$JOBS" --output-on-failure

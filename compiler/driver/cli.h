@@ -32,6 +32,8 @@ using CommandList = std::vector<Subcommand>;
 
 void add_emit_cpp_command(CLI::App& app, CommandList& cmds);
 void add_extract_command(CLI::App& app, CommandList& cmds);
+// Subcommands in their own files (driver/cmd_<name>.cpp).
+void add_run_command(CLI::App& app, CommandList& cmds);  // `run`
 
 // ---- spec from flags or a spec file ----------------------------------------
 

@@ -28,7 +28,6 @@
 #include "passes/recode.h"
 #include "passes/verify.h"
 #include "passes/verify_order.h"
-#include "runtime/replay.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -137,25 +136,6 @@ int cmd_show(const std::string& path, std::optional<uint32_t> rank) {
   return 0;
 }
 
-int cmd_run(const std::string& path, uint64_t len, uint64_t seed, uint32_t reps) {
-  if (len == 0) user_error("--len 0: vectors need at least one element");
-  if (reps == 0) user_error("--reps 0: at least one repetition");
-  const ir::Plan plan = load_plan(path);
-  passes::verify(plan);  // never replay an unchecked plan
-  const auto rep = rt::replay_and_compare(plan, len, seed, reps);
-  std::cout << fmt::format("replayed {} K={} p={} lambda={} field={} on {} in-process ranks, len = {} elements\n",
-                           op_name(plan.spec.op), plan.spec.K, plan.spec.p, plan.spec.lambda, plan.spec.field.name(),
-                           plan.ranks.size(), len);
-  std::cout << fmt::format("time: median {:.6f} s, min {:.6f} s over {} runs; throughput {:.3f} GB/s of input\n",
-                           rep.seconds_median, rep.seconds_min, rep.reps, rep.throughput_gbps);
-  if (!rep.equal) {
-    std::cout << "MISMATCH against the direct computation: " << rep.first_mismatch << "\n";
-    return 1;
-  }
-  std::cout << "output: every byte equals the direct computation of the postcondition\n";
-  return 0;
-}
-
 int cmd_list() {
   std::cout << "generators:\n";
   for (const auto& g : gen::generators()) {
@@ -232,6 +212,7 @@ int main(int argc, char** argv) {
   CommandList commands;
   add_emit_cpp_command(app, commands);
   add_extract_command(app, commands);
+  add_run_command(app, commands);
 
   SpecFlags sf;
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out;
@@ -273,14 +254,6 @@ int main(int argc, char** argv) {
   show->add_option("plan", path, "plan file (.cplan or .json)")->required();
   show->add_option("--rank", rank, "only this rank (read alone from a .cplan)");
 
-  uint64_t len = 4096, run_seed = 1;
-  uint32_t reps = 5;
-  auto* run = app.add_subcommand("run", "replay a plan on all ranks in-process and compare with a direct computation");
-  run->add_option("plan", path, "plan file (.cplan or .json)")->required();
-  run->add_option("--len", len, "elements per vector (chosen at run time)")->capture_default_str();
-  run->add_option("--seed", run_seed, "seed of the random inputs")->capture_default_str();
-  run->add_option("--reps", reps, "timed repetitions")->capture_default_str();
-
   auto* list = app.add_subcommand("list", "list generators, passes, fields and operations");
 
   uint32_t bK = 0, bp = 1, blam = 1;
@@ -321,7 +294,6 @@ int main(int argc, char** argv) {
     }
     if (*check) return cmd_check(path, mode, trials, check_seed, json, field_only, costing);
     if (*show) return cmd_show(path, rank);
-    if (*run) return cmd_run(path, len, run_seed, reps);
     if (*list) return cmd_list();
     if (*bound) return cmd_bound(bK, bp, blam);
     if (*import) return cmd_import(path, out);

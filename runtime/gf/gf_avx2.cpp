@@ -4,6 +4,7 @@
 // reports AVX2. All loads and stores are unaligned.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/gf/gf_detail.h"
@@ -139,6 +140,160 @@ COLLPLAN_AVX2 void addp_avx2(const Field& f, const void* src, void* dst, size_t 
   size_t i = 0;
   for (; i + 8 <= n; i += 8) storeu(bytes(dst, 4 * i), addmod8(loadu(cbytes(src, 4 * i)), loadu(cbytes(dst, 4 * i)), qv));
   if (i < n) addp_scalar(f, cbytes(src, 4 * i), bytes(dst, 4 * i), n - i);
+}
+
+}  // namespace collplan::gf::detail
+
+// ── GF(65537) through 2^16 ≡ −1 ────────────────────────────────────────────
+
+namespace collplan::gf::detail {
+
+namespace {
+
+// Unreduced c·x mod 65537 for 8 lanes, c < 2^16: lo − hi + q in [2, 2^17].
+COLLPLAN_AVX2_INLINE __m256i mul65537_lazy(__m256i x, __m256i cv, __m256i qv) {
+  const __m256i p = _mm256_mullo_epi32(x, cv);
+  return _mm256_sub_epi32(_mm256_add_epi32(_mm256_and_si256(p, _mm256_set1_epi32(0xFFFF)), qv), _mm256_srli_epi32(p, 16));
+}
+
+// Any 32-bit lane value mod 65537: lo − hi + q in [2, 2^17], then one
+// conditional subtraction.
+COLLPLAN_AVX2_INLINE __m256i reduce65537(__m256i v, __m256i qv) {
+  const __m256i r =
+      _mm256_sub_epi32(_mm256_add_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), qv), _mm256_srli_epi32(v, 16));
+  return _mm256_min_epu32(r, _mm256_sub_epi32(r, qv));
+}
+
+COLLPLAN_AVX2_INLINE __m256i mul65537_8(__m256i x, uint32_t c, __m256i cv, __m256i qv) {
+  if (c == 65536) {  // −x: q − x, and 0 for x = 0 (q − 0 = q reduces to 0)
+    const __m256i r = _mm256_sub_epi32(qv, x);
+    return _mm256_min_epu32(r, _mm256_sub_epi32(r, qv));
+  }
+  const __m256i r = mul65537_lazy(x, cv, qv);
+  return _mm256_min_epu32(r, _mm256_sub_epi32(r, qv));
+}
+
+}  // namespace
+
+COLLPLAN_AVX2 void mad65537_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  const __m256i qv = _mm256_set1_epi32(65537);
+  const __m256i cv = _mm256_set1_epi32(static_cast<int>(t.c));
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    storeu(bytes(dst, 4 * i), addmod8(mul65537_8(loadu(cbytes(src, 4 * i)), t.c, cv, qv), loadu(cbytes(dst, 4 * i)), qv));
+  if (i < n) mad65537_scalar(f, t, cbytes(src, 4 * i), bytes(dst, 4 * i), n - i);
+}
+
+COLLPLAN_AVX2 void mul65537_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  const __m256i qv = _mm256_set1_epi32(65537);
+  const __m256i cv = _mm256_set1_epi32(static_cast<int>(t.c));
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) storeu(bytes(dst, 4 * i), mul65537_8(loadu(cbytes(src, 4 * i)), t.c, cv, qv));
+  if (i < n) mul65537_scalar(f, t, cbytes(src, 4 * i), bytes(dst, 4 * i), n - i);
+}
+
+// Delayed reduction: every lazy product is < 2^17 + 2, so up to 2^14 of
+// them sum in a 32-bit lane without overflow; c = 65536 (−1) contributes
+// q − x + q·0 ≤ q. One reduce65537 per 2^14 terms and at the end.
+COLLPLAN_AVX2 void dot65537_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
+                                 void* const* dst, size_t n) {
+  const __m256i qv = _mm256_set1_epi32(65537);
+  constexpr size_t kFold = size_t{1} << 14;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (size_t j = 0; j < m; ++j) {
+      __m256i acc = _mm256_setzero_si256();
+      for (size_t s = 0; s < k; ++s) {
+        const MadTable& t = coef[j * k + s];
+        const __m256i x = loadu(cbytes(src[s], 4 * i));
+        acc = _mm256_add_epi32(acc, t.c == 65536 ? _mm256_sub_epi32(qv, x)
+                                                 : mul65537_lazy(x, _mm256_set1_epi32(static_cast<int>(t.c)), qv));
+        if ((s + 1) % kFold == 0) acc = reduce65537(acc, qv);
+      }
+      storeu(bytes(dst[j], 4 * i), reduce65537(acc, qv));
+    }
+  if (i < n) {
+    for (size_t j = 0; j < m; ++j) {
+      mul65537_scalar(f, coef[j * k], cbytes(src[0], 4 * i), bytes(dst[j], 4 * i), n - i);
+      for (size_t s = 1; s < k; ++s) mad65537_scalar(f, coef[j * k + s], cbytes(src[s], 4 * i), bytes(dst[j], 4 * i), n - i);
+    }
+  }
+}
+
+// ── Prime fields: delayed reduction in 64-bit lanes ────────────────────────
+//
+// For 8 elements at a time, the even and odd 32-bit lanes are multiplied by
+// the constant into 64-bit products (PMULUDQ; each < q^2 < 2^62) and summed
+// unreduced. A 64-bit sum v = H·2^32 + L is brought back below 2q with two
+// Shoup products: v ≡ H·R + L·1 with R = 2^32 mod q, each Shoup result in
+// [0, 2q) (valid for any 32-bit H, L). That fold runs once every `fold`
+// terms, where fold·(q−1)^2 + 4q < 2^64, and once at the end, followed by
+// the final corrections into [0, q). Per term this costs one PMULUDQ per 4
+// elements and an add, against Shoup's three multiplies and a correction.
+
+namespace {
+
+struct Fold64 {
+  __m256i q, R, Rp, onep, mask;
+};
+
+// v (64-bit lanes) → v mod q in [0, 2q) (as 64-bit lanes)
+COLLPLAN_AVX2_INLINE __m256i fold64(__m256i v, const Fold64& F) {
+  const __m256i H = _mm256_srli_epi64(v, 32);
+  const __m256i L = _mm256_and_si256(v, F.mask);
+  const __m256i qh = _mm256_srli_epi64(_mm256_mul_epu32(H, F.Rp), 32);
+  const __m256i rh = _mm256_sub_epi64(_mm256_mul_epu32(H, F.R), _mm256_mul_epu32(qh, F.q));
+  const __m256i ql = _mm256_srli_epi64(_mm256_mul_epu32(L, F.onep), 32);
+  const __m256i rl = _mm256_sub_epi64(L, _mm256_mul_epu32(ql, F.q));
+  return _mm256_add_epi64(rh, rl);  // [0, 4q)
+}
+
+// [0, 4q) → [0, q) in 64-bit lanes (values < 2^33: signed compares are fine).
+COLLPLAN_AVX2_INLINE __m256i final64(__m256i v, const Fold64& F) {
+  const __m256i q2 = _mm256_add_epi64(F.q, F.q);
+  const __m256i qm1 = _mm256_sub_epi64(F.q, _mm256_set1_epi64x(1));
+  v = _mm256_sub_epi64(v, _mm256_and_si256(_mm256_cmpgt_epi64(v, _mm256_sub_epi64(q2, _mm256_set1_epi64x(1))), q2));
+  return _mm256_sub_epi64(v, _mm256_and_si256(_mm256_cmpgt_epi64(v, qm1), F.q));
+}
+
+}  // namespace
+
+COLLPLAN_AVX2 void dotp_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
+                             void* const* dst, size_t n) {
+  const uint64_t q = f.size();
+  const uint64_t R = (uint64_t{1} << 32) % q;
+  Fold64 F{_mm256_set1_epi64x(static_cast<long long>(q)), _mm256_set1_epi64x(static_cast<long long>(R)),
+           _mm256_set1_epi64x(static_cast<long long>((R << 32) / q)),
+           _mm256_set1_epi64x(static_cast<long long>((uint64_t{1} << 32) / q)), _mm256_set1_epi64x(0xFFFFFFFFLL)};
+  // Terms that may be added to a value below 4q without exceeding 2^64 − 1.
+  const unsigned __int128 room = (static_cast<unsigned __int128>(1) << 64) - 1 - 4 * q;
+  const size_t fold = static_cast<size_t>(std::min<unsigned __int128>(room / ((q - 1) * (q - 1)), 1u << 20));
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (size_t j = 0; j < m; ++j) {
+      __m256i ae = _mm256_setzero_si256(), ao = _mm256_setzero_si256();
+      size_t since = 0;
+      for (size_t s = 0; s < k; ++s) {
+        const __m256i cv = _mm256_set1_epi64x(static_cast<long long>(coef[j * k + s].c));
+        const __m256i x = loadu(cbytes(src[s], 4 * i));
+        ae = _mm256_add_epi64(ae, _mm256_mul_epu32(x, cv));
+        ao = _mm256_add_epi64(ao, _mm256_mul_epu32(_mm256_srli_epi64(x, 32), cv));
+        if (++since == fold) {
+          ae = fold64(ae, F);
+          ao = fold64(ao, F);
+          since = 0;
+        }
+      }
+      ae = final64(fold64(ae, F), F);
+      ao = final64(fold64(ao, F), F);
+      storeu(bytes(dst[j], 4 * i), _mm256_blend_epi32(ae, _mm256_slli_epi64(ao, 32), 0xAA));
+    }
+  if (i < n) {
+    for (size_t j = 0; j < m; ++j) {
+      mulp_scalar(f, coef[j * k], cbytes(src[0], 4 * i), bytes(dst[j], 4 * i), n - i);
+      for (size_t s = 1; s < k; ++s) madp_scalar(f, coef[j * k + s], cbytes(src[s], 4 * i), bytes(dst[j], 4 * i), n - i);
+    }
+  }
 }
 
 }  // namespace collplan::gf::detail

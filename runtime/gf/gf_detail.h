@@ -30,6 +30,36 @@ std::vector<Impl> implementations(const Field& f);
 const Impl& dispatched(const Field& f);
 
 bool cpu_has_avx2();
+bool cpu_has_gfni();     // GFNI and AVX2 (gf_gfni.cpp)
+bool cpu_has_gfni512();  // GFNI and AVX-512BW
+
+// GF(2^8) with GFNI (gf_gfni.cpp): the 8x8 bit matrix of multiplication by c
+// modulo `poly`, in GF2P8AFFINEQB's layout; kernels take it from t.gfni.
+uint64_t gfni_matrix(uint8_t c, uint32_t poly);
+void mad8_gfni(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+void mul8_gfni(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+void mad8_gfni512(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+void mul8_gfni512(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+// gf::dot for gf256 with GFNI + AVX-512: mats = m x k matrices (gfni_matrix).
+// Each 64-byte block of an output is summed in a register over all k
+// sources and stored once.
+void dot8_gfni512(size_t k, size_t m, const uint64_t* mats, const void* const* src, void* const* dst, size_t n);
+
+// GF(65537): 2^16 ≡ −1, so c·x = hi·2^16 + lo ≡ lo − hi. Constants c < 2^16
+// make c·x < 2^32 exact in 32 bits; c = 65536 ≡ −1 is a negation.
+void mad65537_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+void mul65537_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+void mad65537_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+void mul65537_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+
+// Prime-field dot products with delayed reduction (gf_avx2.cpp): same
+// contract as gf::dot for k >= 1, coef = m x k prepared constants. Products
+// are summed unreduced and reduced once per output element (per group of
+// terms whose sum could overflow), instead of once per term.
+void dotp_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+               size_t n);
+void dot65537_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
+                   void* const* dst, size_t n);
 
 // Portable fast paths (gf_kernels.cpp).
 void mad16_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);

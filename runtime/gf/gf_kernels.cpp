@@ -156,6 +156,7 @@ const MadTable& gf256_table(Elem c) {
         t[c].c = c;
         ec_init_tables(1, 1, &cc, t[c].mad_tbl);
         gf_vect_mul_init(cc, t[c].mul_tbl);
+        t[c].gfni = detail::gfni_matrix(cc, 0x11D);  // gf256's (and ISA-L's) polynomial
       }
     }
   };
@@ -193,8 +194,13 @@ void fill_split16(MadTable& t, Elem c) {
 // Binary-field add is XOR of the bytes whatever the element width.
 detail::AddFn pick_xor() { return detail::cpu_has_avx2() ? detail::xor_avx2 : detail::xor_scalar; }
 
+// GF(2^8): GFNI where the CPU has it (one affine instruction per 64 or 32
+// bytes; bench_gf compares it with ISA-L), ISA-L otherwise.
 const detail::Impl& impl_gf256() {
-  static const detail::Impl impl{"isa-l", mad8_isal, mul8_isal, pick_xor()};
+  static const detail::Impl impl =
+      detail::cpu_has_gfni512() ? detail::Impl{"gfni-avx512", detail::mad8_gfni512, detail::mul8_gfni512, pick_xor()}
+      : detail::cpu_has_gfni()  ? detail::Impl{"gfni-avx2", detail::mad8_gfni, detail::mul8_gfni, pick_xor()}
+                                : detail::Impl{"isa-l", mad8_isal, mul8_isal, pick_xor()};
   return impl;
 }
 const detail::Impl& impl_gf65536() {
@@ -210,9 +216,19 @@ const detail::Impl& impl_prime() {
                              : detail::Impl{"scalar-shoup", detail::madp_scalar, detail::mulp_scalar, detail::addp_scalar};
   return impl;
 }
+// GF(65537) has its own reduction (2^16 ≡ −1), cheaper than Shoup's.
+const detail::Impl& impl_65537() {
+  static const detail::Impl impl =
+      detail::cpu_has_avx2()
+          ? detail::Impl{"avx2-65537", detail::mad65537_avx2, detail::mul65537_avx2, detail::addp_avx2}
+          : detail::Impl{"scalar-65537", detail::mad65537_scalar, detail::mul65537_scalar, detail::addp_scalar};
+  return impl;
+}
+
+bool is_65537(const Field& f) { return f.kind() == FieldKind::Prime && f.size() == 65537; }
 
 void dot_impl(const Field& f, size_t k, size_t m, const MadTable* coef, const unsigned char* gftbls,
-              const void* const* src, void* const* dst, size_t n) {
+              const uint64_t* gfni, const void* const* src, void* const* dst, size_t n) {
   if (m == 0 || n == 0) return;
   const size_t eb = f.elem_bytes();
   if (k == 0) {
@@ -220,7 +236,17 @@ void dot_impl(const Field& f, size_t k, size_t m, const MadTable* coef, const un
     return;
   }
   if (is_gf256(f)) {
-    dot8_isal(k, m, gftbls, src, dst, n);
+    if (gfni)
+      detail::dot8_gfni512(k, m, gfni, src, dst, n);
+    else
+      dot8_isal(k, m, gftbls, src, dst, n);
+    return;
+  }
+  if (f.kind() == FieldKind::Prime && detail::cpu_has_avx2() && (is_65537(f) || f.size() < (uint64_t{1} << 30))) {
+    // Delayed reduction: one reduction per output element (or per fold of
+    // >= 16 terms), not per term. Above 2^30 the 64-bit sums must be folded
+    // every 4-15 terms, which costs more than Shoup per term (bench_gf).
+    (is_65537(f) ? detail::dot65537_avx2 : detail::dotp_avx2)(f, k, m, coef, src, dst, n);
     return;
   }
   const size_t block = kDotBlockBytes / eb;
@@ -251,16 +277,24 @@ bool cpu_has_avx2() {
 const Impl& dispatched(const Field& f) {
   if (is_gf256(f)) return impl_gf256();
   if (is_gf65536(f)) return impl_gf65536();
+  if (is_65537(f)) return impl_65537();
   return impl_prime();
 }
 
 std::vector<Impl> implementations(const Field& f) {
   std::vector<Impl> out{dispatched(f)};
   if (is_gf256(f)) {
+    if (cpu_has_gfni512()) out.push_back({"gfni-avx2", mad8_gfni, mul8_gfni, pick_xor()});
+    if (cpu_has_gfni()) out.push_back({"isa-l", mad8_isal, mul8_isal, pick_xor()});
     if (cpu_has_avx2()) out.push_back({"isa-l+scalar-xor", mad8_isal, mul8_isal, xor_scalar});
   } else if (is_gf65536(f)) {
     if (cpu_has_avx2()) out.push_back({"scalar-log-exp", mad16_scalar, mul16_scalar, xor_scalar});
   } else {
+    if (is_65537(f)) {
+      if (cpu_has_avx2()) out.push_back({"scalar-65537", mad65537_scalar, mul65537_scalar, addp_scalar});
+      out.push_back({cpu_has_avx2() ? "avx2-shoup" : "scalar-shoup", cpu_has_avx2() ? madp_avx2 : madp_scalar,
+                     cpu_has_avx2() ? mulp_avx2 : mulp_scalar, cpu_has_avx2() ? addp_avx2 : addp_scalar});
+    }
     if (cpu_has_avx2()) out.push_back({"scalar-shoup", madp_scalar, mulp_scalar, addp_scalar});
   }
   return out;
@@ -312,6 +346,29 @@ void madp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, 
 void mulp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
   const uint32_t q = static_cast<uint32_t>(f.size());
   for (size_t i = 0; i < n; ++i) st<uint32_t>(dst, i, shoup_mul(t.c, t.shoup, ld<uint32_t>(src, i), q));
+}
+
+namespace {
+
+// c·x mod 65537 for c < 65536 (so c·x < 2^32): lo − hi, lifted into [0, q).
+inline uint32_t mul65537(uint32_t c, uint32_t x) {
+  if (c == 65536) return x ? 65537 - x : 0;  // −1 · x
+  const uint32_t p = c * x;
+  const uint32_t r = (p & 0xFFFF) + 65537 - (p >> 16);  // in [2, 131072]
+  return r >= 65537 ? r - 65537 : r;
+}
+
+}  // namespace
+
+void mad65537_scalar(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t s = mul65537(t.c, ld<uint32_t>(src, i)) + ld<uint32_t>(dst, i);
+    st<uint32_t>(dst, i, s >= 65537 ? s - 65537 : s);
+  }
+}
+
+void mul65537_scalar(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  for (size_t i = 0; i < n; ++i) st<uint32_t>(dst, i, mul65537(t.c, ld<uint32_t>(src, i)));
 }
 
 void xor_scalar(const Field& f, const void* src, void* dst, size_t n) {
@@ -382,7 +439,7 @@ void mad_prepared(const Field& f, const MadTable& t, const void* src, void* dst,
   if (t.c == 1) {
     detail::dispatched(f).add(f, src, dst, n);
   } else if (is_gf256(f)) {
-    mad8_isal(f, t, src, dst, n);  // direct call: this is the replay engine's hot path
+    impl_gf256().mad(f, t, src, dst, n);  // no generic dispatch: this is the replay engine's hot path
   } else {
     detail::dispatched(f).mad(f, t, src, dst, n);
   }
@@ -407,7 +464,7 @@ void mad(const Field& f, Elem c, const void* src, void* dst, size_t n) {
     return;
   }
   if (is_gf256(f)) {
-    mad8_isal(f, gf256_table(c), src, dst, n);
+    impl_gf256().mad(f, gf256_table(c), src, dst, n);
     return;
   }
   mad_prepared(f, prepare_mad(f, c), src, dst, n);
@@ -423,7 +480,7 @@ void mul(const Field& f, Elem c, const void* src, void* dst, size_t n) {
     return;
   }
   if (is_gf256(f)) {
-    mul8_isal(f, gf256_table(c), src, dst, n);
+    impl_gf256().mul(f, gf256_table(c), src, dst, n);
     return;
   }
   mul_prepared(f, prepare_mad(f, c), src, dst, n);
@@ -443,6 +500,8 @@ DotTables prepare_dot(const Field& f, size_t k, size_t m, const Elem* coeffs) {
     std::vector<unsigned char> a(coeffs, coeffs + k * m);  // Elem -> byte; all < 256
     t.gftbls.resize(32 * k * m);
     if (k * m != 0) ec_init_tables(static_cast<int>(k), static_cast<int>(m), a.data(), t.gftbls.data());
+    if (detail::cpu_has_gfni512())
+      for (size_t j = 0; j < k * m; ++j) t.gfni.push_back(gf256_table(coeffs[j]).gfni);
   } else {
     t.coef.reserve(k * m);
     for (size_t j = 0; j < k * m; ++j) t.coef.push_back(prepare_mad(f, coeffs[j]));
@@ -451,24 +510,30 @@ DotTables prepare_dot(const Field& f, size_t k, size_t m, const Elem* coeffs) {
 }
 
 void dot_prepared(const Field& f, const DotTables& t, const void* const* src, void* const* dst, size_t n) {
-  dot_impl(f, t.k, t.m, t.coef.data(), t.gftbls.data(), src, dst, n);
+  dot_impl(f, t.k, t.m, t.coef.data(), t.gftbls.data(), t.gfni.empty() ? nullptr : t.gfni.data(), src, dst, n);
 }
 
 void dot(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* const* src, void* const* dst,
          size_t n) {
   for (size_t j = 0; j < m * k; ++j) check_const(f, coeffs[j]);
   if (m == 0 || n == 0) return;
+  if (is_gf256(f) && detail::cpu_has_gfni512()) {
+    SmallBuf<uint64_t, 64> mats(k * m);
+    for (size_t j = 0; j < k * m; ++j) mats.data()[j] = gf256_table(coeffs[j]).gfni;
+    dot_impl(f, k, m, nullptr, nullptr, mats.data(), src, dst, n);
+    return;
+  }
   if (is_gf256(f)) {
     SmallBuf<unsigned char, 64> a(k * m);
     SmallBuf<unsigned char, 32 * 64> tbls(32 * k * m);
     for (size_t j = 0; j < k * m; ++j) a.data()[j] = static_cast<unsigned char>(coeffs[j]);
     if (k * m != 0) ec_init_tables(static_cast<int>(k), static_cast<int>(m), a.data(), tbls.data());
-    dot_impl(f, k, m, nullptr, tbls.data(), src, dst, n);
+    dot_impl(f, k, m, nullptr, tbls.data(), nullptr, src, dst, n);
     return;
   }
   SmallBuf<MadTable, 64> coef(k * m);
   for (size_t j = 0; j < k * m; ++j) coef.data()[j] = prepare_mad(f, coeffs[j]);
-  dot_impl(f, k, m, coef.data(), nullptr, src, dst, n);
+  dot_impl(f, k, m, coef.data(), nullptr, nullptr, src, dst, n);
 }
 
 const char* kernel_name(const Field& f) { return detail::dispatched(f).name; }

@@ -12,8 +12,12 @@
 //              it is what the fast version is tested against;
 //   name       the dispatched fast version (kernel_name(f) says which).
 //
-// Fast paths:
-//   gf256      ISA-L (libisal >= 2.30). Requirements of the ISA-L entry points
+// Fast paths (the dispatcher picks the first the CPU supports):
+//   gf256      GFNI: multiplication by c as one GF2P8AFFINEQB bit-matrix
+//              product per 64 bytes (AVX-512BW) or 32 bytes (AVX2), any
+//              polynomial (gf_gfni.cpp); dot() sums each 64-byte block of
+//              an output over all sources in a register (AVX-512 only).
+//              Otherwise ISA-L (libisal >= 2.30). Requirements of the ISA-L entry points
 //              and how they are met here:
 //                gf_vect_mad(len, vec, vec_i, tbls, src, dst)
 //                  len >= 64 (the AVX-512 version rejects shorter; AVX2 needs
@@ -48,6 +52,13 @@
 //   prime:q    Shoup multiplication by a constant: c' = floor(c * 2^32 / q),
 //              then c*x mod q = c*x - floor(c'*x / 2^32)*q, minus q once if
 //              needed (exact for q < 2^31). AVX2 (8 lanes) or scalar.
+//              dot() for q < 2^30 (AVX2): delayed reduction -- 64-bit
+//              products summed unreduced, folded back by two Shoup products
+//              only when the sum could overflow (every >= 16 terms) and once
+//              at the end (gf_avx2.cpp).
+//   prime:65537  2^16 = -1: c*x = hi*2^16 + lo = lo - hi, no multiply for the
+//              reduction (c = 65536 = -1 is a negation). dot() sums the lazy
+//              terms (< 2^17) in 32-bit lanes, reducing once per 2^14 terms.
 //
 // Overlap. mul() allows src == dst (exactly equal); otherwise, and for mad(),
 // add() and dot(), source and destination regions must not overlap.
@@ -90,9 +101,10 @@ void dot(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* con
 void dot_base(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* const* src, void* const* dst,
               size_t n);
 
-// The implementation the dispatcher picks for f: "isa-l" (gf256),
-// "avx2-split-table" or "scalar-log-exp" (gf65536), "avx2-shoup" or
-// "scalar-shoup" (prime fields).
+// The implementation the dispatcher picks for f: "gfni-avx512", "gfni-avx2"
+// or "isa-l" (gf256), "avx2-split-table" or "scalar-log-exp" (gf65536),
+// "avx2-65537" or "scalar-65537" (prime:65537), "avx2-shoup" or
+// "scalar-shoup" (other prime fields).
 const char* kernel_name(const Field& f);
 
 // ── Prepared constants, for loops that apply the same constant many times ──
@@ -114,6 +126,8 @@ struct MadTable {
   // gf65536: split[2j][v] = low byte, split[2j+1][v] = high byte of
   // c * (v << 4j), j = 0..3, v = 0..15.
   alignas(32) unsigned char split[8][16] = {};
+  // gf256: the GF2P8AFFINEQB matrix of multiplication by c (GFNI path).
+  uint64_t gfni = 0;
 };
 
 MadTable prepare_mad(const Field& f, Elem c);
@@ -127,6 +141,7 @@ struct DotTables {
   size_t k = 0, m = 0;
   std::vector<MadTable> coef;         // not gf256: m*k prepared coefficients (row-major)
   std::vector<unsigned char> gftbls;  // gf256: ec_init_tables(k, m, coeffs), 32*k*m bytes
+  std::vector<uint64_t> gfni;         // gf256 on GFNI + AVX-512 CPUs: m*k affine matrices
 };
 DotTables prepare_dot(const Field& f, size_t k, size_t m, const Elem* coeffs);
 // Same contract as dot(); no allocation when k <= 64 and m <= 64.

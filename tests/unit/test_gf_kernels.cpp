@@ -213,7 +213,8 @@ TEST_CASE("gf _base kernels agree with scalar Field arithmetic", "[gf]") {
 
 TEST_CASE("gf256 kernels: all 256 constants, all lengths, misaligned", "[gf]") {
   const Field f = Field::gf256();
-  REQUIRE(std::string(gf::kernel_name(f)) == "isa-l");
+  REQUIRE(std::string(gf::kernel_name(f)) ==
+          (gf::detail::cpu_has_gfni512() ? "gfni-avx512" : gf::detail::cpu_has_gfni() ? "gfni-avx2" : "isa-l"));
   std::mt19937_64 rng(256);
   for (size_t n : kLengths)
     for (Elem c = 0; c < 256; ++c) check_all_forms(f, c, n, rng, c == 0);
@@ -304,13 +305,20 @@ TEST_CASE("gf dot: k x m grids, lengths, prepared form", "[gf]") {
 
 TEST_CASE("gf kernels: dispatch names and constant checks", "[gf]") {
   const bool avx2 = gf::detail::cpu_has_avx2();
-  REQUIRE(std::string(gf::kernel_name(Field::gf256())) == "isa-l");
+  const bool gfni = gf::detail::cpu_has_gfni(), gfni512 = gf::detail::cpu_has_gfni512();
+  REQUIRE(std::string(gf::kernel_name(Field::gf256())) == (gfni512 ? "gfni-avx512" : gfni ? "gfni-avx2" : "isa-l"));
   REQUIRE(std::string(gf::kernel_name(Field::gf65536())) == (avx2 ? "avx2-split-table" : "scalar-log-exp"));
-  REQUIRE(std::string(gf::kernel_name(Field::prime(65537))) == (avx2 ? "avx2-shoup" : "scalar-shoup"));
-  for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(65537)}) {
+  REQUIRE(std::string(gf::kernel_name(Field::prime(65537))) == (avx2 ? "avx2-65537" : "scalar-65537"));
+  REQUIRE(std::string(gf::kernel_name(Field::prime(257))) == (avx2 ? "avx2-shoup" : "scalar-shoup"));
+  // Every implementation the CPU supports is listed (and so tested above).
+  const std::vector<std::pair<Field, size_t>> counts = {{Field::gf256(), 1u + avx2 + gfni + gfni512},
+                                                        {Field::gf65536(), avx2 ? 2u : 1u},
+                                                        {Field::prime(65537), avx2 ? 4u : 2u},
+                                                        {Field::prime(257), avx2 ? 2u : 1u}};
+  for (const auto& [f, count] : counts) {
     const auto impls = gf::detail::implementations(f);
     REQUIRE(std::string(impls.front().name) == gf::kernel_name(f));
-    REQUIRE(impls.size() == (avx2 ? 2u : 1u));
+    REQUIRE(impls.size() == count);
   }
 
   // A constant outside the field is a caller bug, caught before any write.
@@ -324,4 +332,43 @@ TEST_CASE("gf kernels: dispatch names and constant checks", "[gf]") {
   void* dp[1] = {d};
   REQUIRE_THROWS_AS(gf::dot(Field::prime(65537), 2, 1, bad, sp, dp, 1), InternalError);
   REQUIRE(d[0] == 5);
+}
+
+TEST_CASE("gf dot: delayed reduction at its overflow limits", "[gf]") {
+  // The largest terms the delayed-reduction dots can meet, over enough
+  // sources to cross their fold points: every 4 terms for q = 2^31 − 1
+  // (products (q−1)^2), every 16 for 2^30 − 35, every 2^14 for 65537 (lazy
+  // terms up to 2^17).
+  // gf::dot takes the delayed path below 2^30 and for 65537; 2^31 − 1 goes
+  // to the AVX2 kernel directly (its contract covers every q < 2^31).
+  for (const auto& [q, k] : {std::pair<uint64_t, size_t>{2147483647, 13}, {1073741789, 70}, {65537, (size_t{1} << 14) + 5}}) {
+    const Field f = Field::prime(q);
+    INFO(f.name() << " k = " << k);
+    const size_t n = 19;  // two vectors of 8 and a scalar tail
+    std::mt19937_64 rng(q);
+    std::vector<Elem> co(k);
+    std::vector<std::vector<unsigned char>> srcs(k, std::vector<unsigned char>(4 * n));
+    std::vector<const void*> sp;
+    for (size_t s = 0; s < k; ++s) {
+      co[s] = s % 3 == 2 ? static_cast<Elem>(rng() % q) : static_cast<Elem>(q - 1);  // mostly the largest constant
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t x = i % 2 ? static_cast<uint32_t>(q - 1) : static_cast<uint32_t>(i % 4 ? 0 : rng() % q);
+        std::memcpy(srcs[s].data() + 4 * i, &x, 4);
+      }
+      sp.push_back(srcs[s].data());
+    }
+    std::vector<unsigned char> want(4 * n), got(4 * n, 0xEE);
+    void* wp = want.data();
+    void* gp = got.data();
+    gf::dot_base(f, k, 1, co.data(), sp.data(), &wp, n);
+    if (q == 2147483647) {
+      if (!gf::detail::cpu_has_avx2()) continue;
+      std::vector<gf::MadTable> mt;
+      for (Elem c : co) mt.push_back(gf::prepare_mad(f, c));
+      gf::detail::dotp_avx2(f, k, 1, mt.data(), sp.data(), &gp, n);
+    } else {
+      gf::dot(f, k, 1, co.data(), sp.data(), &gp, n);
+    }
+    REQUIRE(got == want);
+  }
 }

@@ -1,0 +1,336 @@
+// Plans replayed over MPI against MPI's own collectives, in one mpirun.
+// Run it with scripts/bench_mpi.sh (mpirun -np K, oversubscribed on small
+// machines) rather than directly.
+//
+// For the communicator's size K and each vector size ℓ (bytes; GF(2^8), so
+// ℓ elements) it times, interleaved within every repetition (barrier, run,
+// slowest rank's time by MPI_MAX), median over the repetitions:
+//   encode    the compiled all-to-all encode plan (collplan::mpi::Collective)
+//             vs the natural MPI baselines, which first multiply x_k by row k
+//             of A locally (K products) and then either
+//               rs:  MPI_Reduce_scatter_block(MPI_BXOR), or
+//               a2a: MPI_Alltoall + XOR of the K received blocks;
+//             "best MPI" is the faster of the two; and vs
+//               hand: a hand-written MPI loop of the same plan (per step:
+//             combine payloads into buffers, Isend/Irecv, Waitall, copy
+//             received elements into slots, run the ops; no engine), which
+//             measures the engine's overhead (SPEC 5.8: <= 5 %).
+//   bcast     the postal broadcast plan (λ = 1; 1 block, and 4 blocks of ℓ/4)
+//             vs MPI_Bcast of ℓ bytes.
+// Allgatherv is not benchmarked: no generator computes it yet.
+// Beside each time: C1, bytes sent by the busiest rank (C2·ℓ for the plan;
+// for the baselines what each algorithm must send at least, (K−1)·ℓ), and the
+// modeled time α·C1 + β·bytes with α, β from a ping-pong between ranks 0 and
+// 1 measured at start. Every plan's output is compared with its baseline's
+// byte for byte before timing; a difference aborts the benchmark.
+//
+// Output: human-readable rows, and one "RESULT ..." line per figure for
+// scripts/bench_mpi.sh to aggregate over whole runs.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "matrix/matrix.h"
+#include "passes/cost.h"
+#include "passes/pipeline.h"
+#include "runtime/gf/gf_kernels.h"
+#include "runtime/transport/mpi.h"
+
+using namespace collplan;
+
+namespace {
+
+int g_rank = 0, g_size = 0;
+
+double slowest(double t) {
+  double m = 0;
+  MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return m;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+struct Method {
+  std::string name;
+  std::function<void()> run;
+  uint32_t C1 = 0;
+  double bytes = 0;  // sent by the busiest rank
+  std::vector<double> times;
+};
+
+// Times the methods interleaved: each repetition runs each once (starting
+// with a different one each time), slowest rank's time each.
+void measure(std::vector<Method>& ms, int reps) {
+  for (auto& m : ms) m.run();  // warm-up
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < ms.size(); ++i) {
+      Method& m = ms[(i + static_cast<size_t>(r)) % ms.size()];
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      m.run();
+      m.times.push_back(slowest(MPI_Wtime() - t0));
+    }
+}
+
+// α (s per message) and β (s per byte) from ping-pongs between ranks 0 and 1.
+void calibrate(double& alpha, double& beta) {
+  // Median of single round trips: robust to the descheduling an
+  // oversubscribed machine inflicts on a few of them.
+  auto pingpong = [](size_t bytes, int iters) {
+    std::vector<char> buf(bytes);
+    std::vector<double> rtt;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < iters; ++i) {
+      const double t0 = MPI_Wtime();
+      if (g_rank == 0) {
+        MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else if (g_rank == 1) {
+        MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+      }
+      rtt.push_back(MPI_Wtime() - t0);
+    }
+    double t = median(rtt) / 2;
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return t;
+  };
+  alpha = pingpong(1, 200);
+  const size_t big = 1 << 20;
+  beta = std::max(pingpong(big, 21) - alpha, 0.0) / big;
+}
+
+// A hand-written MPI loop of one rank's program (λ = 1): no engine, no
+// transport interface, the plan's steps walked directly with the same GF
+// kernels. Buffers are allocated once.
+class HandLoop {
+ public:
+  HandLoop(const ir::Plan& plan, size_t len) : f_(plan.spec.field), prog_(plan.ranks[g_rank]), len_(len) {
+    const size_t row = len * f_.elem_bytes();
+    slots_.assign(prog_.num_slots, std::vector<unsigned char>(row));
+    tmp_.resize(row);
+    for (const ir::Step& st : prog_.steps) {
+      for (const ir::Send& s : st.sends) sbuf_.emplace_back(s.payload.size() * row);
+      for (const ir::Recv& r : st.recvs) rbuf_.emplace_back(r.into.size() * row);
+    }
+    reqs_.resize(16);
+  }
+
+  void run(const unsigned char* in, unsigned char* out) {
+    const size_t row = len_ * f_.elem_bytes();
+    for (size_t i = 0; i < prog_.inputs.size(); ++i) std::memcpy(slots_[prog_.inputs[i]].data(), in + i * row, row);
+    size_t sb = 0, rb = 0;
+    for (const ir::Step& st : prog_.steps) {
+      int nreq = 0;
+      if (reqs_.size() < st.sends.size() + st.recvs.size()) reqs_.resize(st.sends.size() + st.recvs.size());
+      for (const ir::Send& s : st.sends) {
+        unsigned char* buf = sbuf_[sb++].data();
+        for (size_t e = 0; e < s.payload.size(); ++e) combine(s.payload[e].terms, buf + e * row);
+        MPI_Isend(buf, static_cast<int>(s.payload.size() * row), MPI_BYTE, static_cast<int>(s.to),
+                  static_cast<int>(s.port), MPI_COMM_WORLD, &reqs_[nreq++]);
+      }
+      const size_t rb0 = rb;
+      for (const ir::Recv& r : st.recvs)
+        MPI_Irecv(rbuf_[rb++].data(), static_cast<int>(r.into.size() * row), MPI_BYTE, static_cast<int>(r.from),
+                  static_cast<int>(r.port), MPI_COMM_WORLD, &reqs_[nreq++]);
+      MPI_Waitall(nreq, reqs_.data(), MPI_STATUSES_IGNORE);
+      for (size_t i = 0; i < st.recvs.size(); ++i)
+        for (size_t e = 0; e < st.recvs[i].into.size(); ++e)
+          std::memcpy(slots_[st.recvs[i].into[e]].data(), rbuf_[rb0 + i].data() + e * row, row);
+      for (const ir::Op& op : st.ops) {
+        combine(op.terms, tmp_.data());
+        std::memcpy(slots_[op.dst].data(), tmp_.data(), row);
+      }
+    }
+    for (size_t j = 0; j < prog_.outputs.size(); ++j) std::memcpy(out + j * row, slots_[prog_.outputs[j]].data(), row);
+  }
+
+ private:
+  void combine(const std::vector<ir::Term>& terms, unsigned char* dst) {
+    if (terms.empty()) {
+      std::memset(dst, 0, len_ * f_.elem_bytes());
+      return;
+    }
+    gf::mul(f_, terms[0].coeff, slots_[terms[0].slot].data(), dst, len_);
+    for (size_t i = 1; i < terms.size(); ++i) gf::mad(f_, terms[i].coeff, slots_[terms[i].slot].data(), dst, len_);
+  }
+
+  const Field f_;
+  const ir::Program& prog_;
+  size_t len_;
+  std::vector<std::vector<unsigned char>> slots_, sbuf_, rbuf_;
+  std::vector<unsigned char> tmp_;
+  std::vector<MPI_Request> reqs_;
+};
+
+void report(const char* what, size_t len, const std::vector<Method>& ms, double alpha, double beta,
+            const std::string& ratios) {
+  if (g_rank != 0) return;
+  for (const Method& m : ms) {
+    const double med = median(m.times);
+    std::printf("%-7s K=%-3d len=%-8zu %-22s %10.3f ms   C1=%-3u sent/rank=%9.0f KiB  model=%9.3f ms\n", what, g_size,
+                len, m.name.c_str(), med * 1e3, m.C1, m.bytes / 1024, (alpha * m.C1 + beta * m.bytes) * 1e3);
+    std::string key = m.name;  // one word for the RESULT line
+    std::replace(key.begin(), key.end(), ' ', '_');
+    std::printf("RESULT %s %d %zu %s %.9f\n", what, g_size, len, key.c_str(), med);
+  }
+  std::printf("%s\n", ratios.c_str());
+}
+
+void bench_encode(size_t len, int reps, double alpha, double beta) {
+  const uint32_t K = static_cast<uint32_t>(g_size);
+  const Field f = Field::gf256();
+  const Spec spec = make_encode_spec(K, 1, 1, f, matrix_random(K, 42, f));
+  const auto res = passes::compile(spec, passes::CompileOptions{});
+  const ir::Plan& plan = res.plan;
+  const Matrix A = materialize(spec.matrix, f);
+
+  std::vector<unsigned char> x(len), y_plan(len), y_rs(len), y_a2a(len), y_hand(len), prod(K * len), recv(K * len);
+  for (size_t i = 0; i < len; ++i) x[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
+  mpi::Collective coll(plan, MPI_COMM_WORLD);
+  HandLoop hand(plan, len);
+  // Local products: x_k times row k of A (contribution to every rank's output).
+  auto products = [&] {
+    for (uint32_t j = 0; j < K; ++j) gf::mul(f, A.at(static_cast<uint32_t>(g_rank), j), x.data(), prod.data() + j * len, len);
+  };
+  std::vector<Method> ms;
+  const double plan_bytes = static_cast<double>(res.cost.C2) * len;
+  const double base_bytes = static_cast<double>(K - 1) * len;
+  const auto log2K = static_cast<uint32_t>(std::ceil(std::log2(K)));
+  ms.push_back({"plan (" + plan.spec.algorithm + ")", [&] { coll.run(x.data(), y_plan.data(), len); }, res.cost.C1,
+                plan_bytes, {}});
+  ms.push_back({"hand-written loop", [&] { hand.run(x.data(), y_hand.data()); }, res.cost.C1, plan_bytes, {}});
+  ms.push_back({"mpi reduce_scatter", [&] {
+                  products();
+                  MPI_Reduce_scatter_block(prod.data(), y_rs.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR,
+                                           MPI_COMM_WORLD);
+                },
+                log2K, base_bytes, {}});
+  ms.push_back({"mpi alltoall+xor", [&] {
+                  products();
+                  MPI_Alltoall(prod.data(), static_cast<int>(len), MPI_BYTE, recv.data(), static_cast<int>(len), MPI_BYTE,
+                               MPI_COMM_WORLD);
+                  std::memcpy(y_a2a.data(), recv.data(), len);
+                  for (uint32_t j = 1; j < K; ++j) gf::add(f, recv.data() + j * len, y_a2a.data(), len);
+                },
+                K - 1, base_bytes, {}});
+  for (auto& m : ms) m.run();
+  int bad = !(y_plan == y_rs && y_plan == y_a2a && y_plan == y_hand), any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    if (g_rank == 0) std::fprintf(stderr, "bench_mpi: encode K=%u len=%zu: outputs differ between methods\n", K, len);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  measure(ms, reps);
+  const double plan_t = median(ms[0].times), hand_t = median(ms[1].times);
+  const double best = std::min(median(ms[2].times), median(ms[3].times));
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "  -> plan/best-MPI = %.2f (best MPI: %s; < 1 means the plan is faster); engine overhead "
+                "plan/hand = %.3f",
+                plan_t / best, median(ms[2].times) < median(ms[3].times) ? "reduce_scatter" : "alltoall+xor",
+                plan_t / hand_t);
+  report("encode", len, ms, alpha, beta, line);
+  if (g_rank == 0) {
+    std::printf("RESULT ratio_best %d %zu plan/best %.6f\n", g_size, len, plan_t / best);
+    std::printf("RESULT ratio_hand %d %zu plan/hand %.6f\n", g_size, len, plan_t / hand_t);
+  }
+}
+
+void bench_bcast(size_t len, int reps, double alpha, double beta) {
+  const uint32_t K = static_cast<uint32_t>(g_size);
+  std::vector<Method> ms;
+  std::vector<std::unique_ptr<mpi::Collective>> colls;
+  std::vector<std::vector<unsigned char>> outs;
+  std::vector<unsigned char> root_data(len), b(len);
+  for (size_t i = 0; i < len; ++i) root_data[i] = static_cast<unsigned char>(i * 37 + 11);
+  for (uint32_t blocks : {1u, 4u}) {
+    if (len % blocks) continue;
+    Spec s;
+    s.op = OpKind::Broadcast;
+    s.K = K;
+    s.field = Field::gf256();
+    s.root = 0;
+    s.blocks = blocks;
+    const auto res = passes::compile(s, passes::CompileOptions{});
+    colls.push_back(std::make_unique<mpi::Collective>(res.plan, MPI_COMM_WORLD));
+    outs.emplace_back(len);
+    mpi::Collective* c = colls.back().get();
+    unsigned char* out = outs.back().data();
+    const size_t blk = len / blocks;
+    ms.push_back({"plan " + std::to_string(blocks) + " block(s)",
+                  [c, out, blk, &root_data] { c->run(root_data.data(), out, blk); }, res.cost.C1,
+                  static_cast<double>(res.cost.C2) * blk, {}});
+  }
+  ms.push_back({"mpi bcast", [&] {
+                  if (g_rank == 0) std::memcpy(b.data(), root_data.data(), len);
+                  MPI_Bcast(b.data(), static_cast<int>(len), MPI_BYTE, 0, MPI_COMM_WORLD);
+                },
+                static_cast<uint32_t>(std::ceil(std::log2(K))), static_cast<double>(len), {}});
+  for (auto& m : ms) m.run();
+  int bad = 0;
+  for (const auto& o : outs) bad |= o != root_data;
+  bad |= b != root_data;
+  int any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    if (g_rank == 0) std::fprintf(stderr, "bench_mpi: bcast K=%u len=%zu: a rank did not get the root's data\n", K, len);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  measure(ms, reps);
+  std::string line = "  -> plan/MPI_Bcast:";
+  for (size_t i = 0; i + 1 < ms.size(); ++i) {
+    char r[96];
+    std::snprintf(r, sizeof r, " %s %.2f", ms[i].name.c_str(), median(ms[i].times) / median(ms.back().times));
+    line += r;
+  }
+  report("bcast", len, ms, alpha, beta, line);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  // bench_mpi [reps] [len,len,...]
+  const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
+  std::vector<size_t> lens = {1024, 65536, 1 << 20};
+  if (argc > 2) {
+    lens.clear();
+    for (const char* p = argv[2]; *p;) {
+      lens.push_back(std::strtoull(p, const_cast<char**>(&p), 10));
+      if (*p == ',') ++p;
+    }
+  }
+  if (g_size < 2) {
+    std::fprintf(stderr, "bench_mpi: run under mpirun with at least 2 ranks\n");
+    MPI_Finalize();
+    return 2;
+  }
+  double alpha = 0, beta = 0;
+  calibrate(alpha, beta);
+  if (g_rank == 0)
+    std::printf("bench_mpi: K=%d, %d repetitions (median, slowest rank), ping-pong alpha=%.2f us beta=%.3f ns/B\n",
+                g_size, reps, alpha * 1e6, beta * 1e9);
+  try {
+    for (size_t len : lens) bench_encode(len, reps, alpha, beta);
+    for (size_t len : lens) bench_bcast(len, reps, alpha, beta);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_mpi: rank %d: %s\n", g_rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  MPI_Finalize();
+  return 0;
+}

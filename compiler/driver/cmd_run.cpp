@@ -1,0 +1,250 @@
+// `collplan run`: replay a plan on a transport with random inputs and compare
+// every output byte with the direct computation of the spec's postcondition.
+//
+//   --transport threads  every rank as a thread of this process (default)
+//   --transport mpi      one rank per MPI process (start under mpirun -np K)
+//   --transport tcp      one rank per process, connected by TCP (--peers, --rank)
+//
+// Every transport draws the same inputs from --seed (rt::replay_inputs), so
+// the runs are differential: the same seed gives the same outputs everywhere.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "driver/cli.h"
+#include "passes/verify.h"
+#include "ir/binary.h"
+#include "runtime/engine.h"
+#include "runtime/replay.h"
+#include "runtime/transport/tcp.h"
+#include "support/error.h"
+#ifdef COLLPLAN_HAVE_MPI
+#include "runtime/transport/mpi.h"
+#endif
+
+namespace collplan::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string path;
+  uint64_t len = 4096, seed = 1;
+  uint32_t reps = 5;
+  std::string transport = "threads";
+  std::string peers;
+  uint32_t rank = 0;
+  bool rank_given = false;
+  uint32_t timeout_ms = 10'000, connect_timeout_ms = 10'000;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string describe(const ir::Plan& plan) {
+  return fmt::format("{} K={} p={} lambda={} field={}", op_name(plan.spec.op), plan.spec.K, plan.spec.p,
+                     plan.spec.lambda, plan.spec.field.name());
+}
+
+int run_threads(const RunOptions& o, const ir::Plan& plan) {
+  const auto rep = rt::replay_and_compare(plan, o.len, o.seed, o.reps);
+  std::cout << fmt::format("replayed {} on {} in-process ranks, len = {} elements\n", describe(plan),
+                           plan.ranks.size(), o.len);
+  std::cout << fmt::format("time: median {:.6f} s, min {:.6f} s over {} runs; throughput {:.3f} GB/s of input\n",
+                           rep.seconds_median, rep.seconds_min, rep.reps, rep.throughput_gbps);
+  if (!rep.equal) {
+    std::cout << "MISMATCH against the direct computation: " << rep.first_mismatch << "\n";
+    return 1;
+  }
+  std::cout << "output: every byte equals the direct computation of the postcondition\n";
+  return 0;
+}
+
+#ifdef COLLPLAN_HAVE_MPI
+// Ends MPI however the run ends: MPI_Finalize after a success or after an
+// error every rank raised alike (setup: plan file, communicator size, plan
+// digests), MPI_Abort after an error of this rank alone (its peers may be
+// blocked waiting for it). Exit status as main's: 0, 1 mismatch, 2 bad input.
+int run_mpi(const RunOptions& o) {
+  MPI_Init(nullptr, nullptr);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // Local setup first; then every rank learns whether all succeeded before
+  // any collective call, so a failure on some ranks cannot leave the others
+  // waiting in one.
+  ir::Plan plan;
+  rt::RankReplayData d;
+  int code = 0;
+  std::string error;
+  try {
+    plan = load_plan(o.path);
+    passes::verify(plan);  // never replay an unchecked plan
+    mpi::check_comm_size(plan, MPI_COMM_WORLD);
+    d = rt::rank_replay_data(plan, static_cast<ir::Rank>(rank), o.len, o.seed);
+  } catch (const VerifyError& e) {
+    code = 1;
+    error = fmt::format("plan rejected: {}", e.what());
+  } catch (const UserError& e) {
+    code = 2;
+    error = e.what();
+  }
+  int worst = 0;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  bool collective_phase = true;
+  try {
+    if (worst != 0) {
+      if (code == 0) error = "stopped: another rank failed to set up";
+      std::cerr << fmt::format("collplan: error: MPI rank {}: {}\n", rank, error) << std::flush;
+      MPI_Barrier(MPI_COMM_WORLD);  // mpirun kills the job once one process exits non-zero
+      MPI_Finalize();
+      return worst;
+    }
+    mpi::Collective coll(plan, MPI_COMM_WORLD);
+    collective_phase = false;
+    const size_t row = o.len * coll.elem_size();
+    std::vector<unsigned char> send(d.inputs.size() * row), recv(d.expected.size() * row);
+    for (size_t i = 0; i < d.inputs.size(); ++i) std::copy(d.inputs[i].begin(), d.inputs[i].end(), send.begin() + i * row);
+    std::vector<double> times;
+    for (uint32_t r = 0; r < o.reps; ++r) {
+      std::fill(recv.begin(), recv.end(), 0xA5);  // poison: every run must write every output
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      coll.run(send.data(), recv.data(), o.len);
+      double t = MPI_Wtime() - t0, slowest = 0;
+      MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      times.push_back(slowest);
+    }
+    std::vector<std::vector<unsigned char>> out(d.expected.size());
+    for (size_t j = 0; j < out.size(); ++j) out[j].assign(recv.begin() + j * row, recv.begin() + (j + 1) * row);
+    const std::string mismatch = rt::first_mismatch(plan.spec.field, static_cast<ir::Rank>(rank), d.expected, out);
+    int bad = mismatch.empty() ? 0 : 1, bad_ranks = 0;
+    MPI_Allreduce(&bad, &bad_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (bad) std::cout << fmt::format("MISMATCH against the direct computation: {}\n", mismatch) << std::flush;
+    if (rank == 0) {
+      std::cout << fmt::format("replayed {} on {} MPI ranks, len = {} elements\n", describe(plan), size, o.len);
+      std::cout << fmt::format("time (slowest rank): median {:.6f} s, min {:.6f} s over {} runs\n", median(times),
+                               *std::min_element(times.begin(), times.end()), times.size());
+      if (bad_ranks == 0)
+        std::cout << "output: every byte on every rank equals the direct computation of the postcondition\n";
+      else
+        std::cout << fmt::format("output: {} of {} ranks differ from the direct computation\n", bad_ranks, size);
+    }
+    MPI_Finalize();
+    return bad_ranks == 0 ? 0 : 1;
+  } catch (const UserError& e) {
+    if (!collective_phase) {
+      std::cerr << fmt::format("collplan: error: MPI rank {}: {}\n", rank, e.what()) << std::flush;
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    // Every rank raised this error alike: print it, then wait for the others
+    // to print theirs (mpirun kills the job once one process exits non-zero).
+    std::cerr << fmt::format("collplan: error: MPI rank {}: {}\n", rank, e.what()) << std::flush;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 2;
+  } catch (...) {
+    if (!collective_phase) MPI_Abort(MPI_COMM_WORLD, 3);
+    MPI_Finalize();
+    throw;
+  }
+}
+#endif
+
+// One rank of a TCP run: this process replays rank --rank and checks its own
+// outputs; the others run the same command with their own --rank.
+int run_tcp(const RunOptions& o, const ir::Plan& plan) {
+  if (o.peers.empty()) user_error("--transport tcp needs --peers (a file or host:port,host:port,...)");
+  if (!o.rank_given) user_error("--transport tcp needs --rank (this process's rank, 0..K-1)");
+  const std::vector<std::string> peers = rt::parse_peers(o.peers);
+  if (peers.size() != plan.ranks.size())
+    user_error("--peers lists {} addresses but the plan has {} ranks", peers.size(), plan.ranks.size());
+  if (o.rank >= peers.size()) user_error("--rank {} does not exist (valid: 0..{})", o.rank, peers.size() - 1);
+  rt::TcpOptions topt;
+  topt.timeout = std::chrono::milliseconds(o.timeout_ms);
+  topt.connect_timeout = std::chrono::milliseconds(o.connect_timeout_ms);
+  const rt::RankReplayData d = rt::rank_replay_data(plan, o.rank, o.len, o.seed);
+  rt::Engine eng(plan, o.rank);
+  rt::TcpTransport tr(peers, o.rank, ir::plan_digest(plan), topt);
+  std::vector<std::vector<unsigned char>> out(d.expected.size(), std::vector<unsigned char>(o.len * eng.elem_bytes()));
+  std::vector<const void*> in_ptr;
+  std::vector<void*> out_ptr;
+  for (const auto& v : d.inputs) in_ptr.push_back(v.data());
+  for (auto& v : out) out_ptr.push_back(v.data());
+  std::vector<double> times;
+  for (uint32_t r = 0; r < o.reps; ++r) {
+    for (auto& v : out) std::fill(v.begin(), v.end(), 0xA5);  // poison: every run must write every output
+    const auto t0 = std::chrono::steady_clock::now();
+    eng.run(tr, in_ptr.data(), out_ptr.data(), o.len);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::cout << fmt::format("replayed rank {} of {} over TCP ({} peers), len = {} elements\n", o.rank, describe(plan),
+                           peers.size(), o.len);
+  std::cout << fmt::format("time (this rank): median {:.6f} s, min {:.6f} s over {} runs\n", median(times),
+                           *std::min_element(times.begin(), times.end()), times.size());
+  const std::string mismatch = rt::first_mismatch(plan.spec.field, o.rank, d.expected, out);
+  if (!mismatch.empty()) {
+    std::cout << "MISMATCH against the direct computation: " << mismatch << "\n";
+    return 1;
+  }
+  std::cout << fmt::format("output: every byte of rank {} equals the direct computation of the postcondition\n",
+                           o.rank);
+  return 0;
+}
+
+int run_command(const RunOptions& o) {
+  if (o.len == 0) user_error("--len 0: vectors need at least one element");
+  if (o.reps == 0) user_error("--reps 0: at least one repetition");
+  if (o.transport == "mpi") {
+#ifdef COLLPLAN_HAVE_MPI
+    return run_mpi(o);
+#else
+    user_error("--transport mpi: this collplan was built without MPI (install MPI and rebuild)");
+#endif
+  }
+  const ir::Plan plan = load_plan(o.path);
+  passes::verify(plan);  // never replay an unchecked plan
+  if (o.transport == "tcp") return run_tcp(o, plan);
+  return run_threads(o, plan);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandList& cmds) {
+  auto o = std::make_shared<RunOptions>();
+  auto* run = app.add_subcommand("run", "replay a plan (in-process, MPI or TCP) and compare with a direct computation");
+  run->add_option("plan", o->path, "plan file (.cplan or .json)")->required();
+  run->add_option("--len", o->len, "elements per vector (chosen at run time)")->capture_default_str();
+  run->add_option("--seed", o->seed, "seed of the random inputs")->capture_default_str();
+  run->add_option("--reps", o->reps, "timed repetitions")->capture_default_str();
+  run->add_option("--transport", o->transport,
+                  "threads: all ranks in this process; mpi: one rank per process under mpirun -np K; tcp: this "
+                  "process is rank --rank of the --peers list")
+      ->check(CLI::IsMember({"threads", "mpi", "tcp"}))
+      ->capture_default_str();
+  run->add_option("--peers", o->peers,
+                  "tcp: the peer list, a file with one host:port per line (line r = rank r) or host:port,host:port,...");
+  run->add_option_function<uint32_t>(
+      "--rank",
+      [o](uint32_t r) {
+        o->rank = r;
+        o->rank_given = true;
+      },
+      "tcp: this process's rank");
+  run->add_option("--timeout", o->timeout_ms, "tcp: ms a step may wait for a peer before failing")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  run->add_option("--connect-timeout", o->connect_timeout_ms, "tcp: ms to connect to every peer and handshake")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmds.push_back({run, [o] { return run_command(*o); }});
+}
+
+}  // namespace collplan::cli

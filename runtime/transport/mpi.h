@@ -1,0 +1,132 @@
+// The MPI transport and the MPI-style API: replay a plan on a communicator.
+//
+// Built only when CMake finds MPI (COLLPLAN_HAVE_MPI); the library is
+// collplan_mpi. Works with any MPI-3 implementation (Open MPI, MPICH).
+//
+// ─── Mapping ─────────────────────────────────────────────────────────────────
+//
+// Plan rank r runs on the process of rank r in the communicator, whose size
+// must equal the plan's rank count: every rank checks this before any
+// communication, so a wrong size is the same clear UserError on every rank.
+// The transport works on its own duplicate of the communicator (so the plan's
+// messages never match the application's) with MPI_ERRORS_RETURN on it.
+//
+// ─── Messages ────────────────────────────────────────────────────────────────
+//
+// One MPI_Isend / MPI_Irecv of MPI_BYTE per plan message, posted in the step
+// the message is sent; the engine waits for it (MPI_Waitall over the step's
+// due requests) in the step it is received, s+λ−1, so with postal latency λ
+// up to λ steps of messages are in flight, as the plan says. The tag is
+// (sent_at · 4096 + port) mod (MPI_TAG_UB + 1): messages that can be in
+// flight between two ranks at once have distinct tags as long as
+// λ · 4096 ≤ MPI_TAG_UB + 1 and ports < 4096; beyond that two messages may
+// share a tag, and MPI's non-overtaking rule (both sides post in step order)
+// still matches them correctly. A received length different from the plan's
+// is Status::size_mismatch. Messages are limited to INT_MAX bytes (MPI's
+// count); a longer one fails with a clear error.
+//
+// ─── Failure ─────────────────────────────────────────────────────────────────
+//
+// MPI has no timeouts: a rank that fails (an exception in its engine) leaves
+// its peers blocked in MPI_Waitall. An application that catches the error
+// must end the job (MPI_Abort), as with any MPI error; `collplan run
+// --transport mpi` does so. Setup errors (communicator size, plans that
+// differ between ranks) are detected collectively and raised on every rank.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/plan.h"
+#include "runtime/engine.h"
+#include "runtime/transport.h"
+
+namespace collplan::rt {
+
+class MpiTransport final : public Transport {
+ public:
+  // Duplicates `comm` (collective over comm).
+  explicit MpiTransport(MPI_Comm comm);
+  ~MpiTransport() override;
+  MpiTransport(const MpiTransport&) = delete;
+  MpiTransport& operator=(const MpiTransport&) = delete;
+
+  ir::Rank rank() const override { return static_cast<ir::Rank>(rank_); }
+  uint32_t size() const override { return static_cast<uint32_t>(size_); }
+  Status begin(uint32_t max_requests) override;
+  Status post_send(ReqId id, const SendDesc& d) override;
+  Status post_recv(ReqId id, const RecvDesc& d) override;
+  Status wait(const ReqId* ids, size_t n, size_t* failed_index) override;
+  Status end() override;
+  void abandon() override;
+  std::string error_detail() const override { return detail_; }
+
+  // The private duplicate the messages travel on.
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  int tag(ir::StepNo step, ir::Port port) const;
+  Status mpi_failed(int err, const char* what);
+  // A free request id and a length MPI can carry, or Status::failed.
+  Status check_post(ReqId id, size_t bytes);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 0;
+  uint64_t tag_mod_ = 32768;
+  std::vector<MPI_Request> reqs_;
+  std::vector<int64_t> expect_;  // receives: the plan's length; sends: −1
+  std::vector<MPI_Request> batch_;
+  std::vector<MPI_Status> statuses_;
+  std::string detail_;
+};
+
+}  // namespace collplan::rt
+
+namespace collplan::mpi {
+
+// A plan bound to a communicator, ready to run many times (like a persistent
+// MPI collective): the engine is built and the transport's communicator
+// duplicated once. Construction is collective over `comm`: it checks the
+// communicator size and that every rank holds the same plan (by digest),
+// raising the same UserError on every rank otherwise.
+class Collective {
+ public:
+  Collective(const ir::Plan& plan, MPI_Comm comm, rt::EngineOptions eopt = {});
+  ~Collective();
+  Collective(const Collective&) = delete;
+  Collective& operator=(const Collective&) = delete;
+
+  // sendbuf: this rank's inputs one after another, `count` elements each
+  // (num_inputs() · count · elem_size() bytes); recvbuf: its outputs
+  // likewise. Elements are canonical field elements at the field's width,
+  // little-endian. Collective: every rank calls it with the same count.
+  void run(const void* sendbuf, void* recvbuf, size_t count);
+
+  size_t num_inputs() const;
+  size_t num_outputs() const;
+  size_t elem_size() const;
+  const rt::Engine& engine() const { return *engine_; }
+  rt::MpiTransport& transport() { return *transport_; }
+
+ private:
+  std::unique_ptr<rt::MpiTransport> transport_;
+  std::unique_ptr<rt::Engine> engine_;
+  std::vector<const void*> in_;
+  std::vector<void*> out_;
+};
+
+// One-shot form, in the shape of an MPI collective: `elem_size` is the size
+// of one element in bytes and must equal the plan field's width (1 for
+// gf256, 2 for gf65536, 4 for prime fields).
+void run(const ir::Plan& plan, const void* sendbuf, void* recvbuf, size_t count, size_t elem_size, MPI_Comm comm);
+
+// UserError on every rank unless comm has exactly plan.ranks.size() ranks.
+// Not collective (each rank decides from MPI_Comm_size alone).
+void check_comm_size(const ir::Plan& plan, MPI_Comm comm);
+
+}  // namespace collplan::mpi

@@ -1,0 +1,150 @@
+// MPI transport tests: run under mpirun with any number of ranks K >= 2
+// (ctest registers several K; see tests/CMakeLists.txt).
+//
+// Every rank compiles the same plans for K, replays them through
+// collplan::mpi with the inputs replay_and_compare would draw, and compares
+// its outputs byte for byte with the direct computation of the spec's
+// postcondition. Then the setup errors: a plan for another rank count and
+// ranks holding different plans must give the same UserError on every rank.
+// A failure on any rank fails the test on every rank (exit status 1).
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "matrix/matrix.h"
+#include "passes/pipeline.h"
+#include "runtime/replay.h"
+#include "runtime/transport/mpi.h"
+#include "support/error.h"
+
+using namespace collplan;
+
+namespace {
+
+int g_rank = 0, g_size = 0;
+int g_failures = 0, g_checks = 0;
+
+void fail(const std::string& what) {
+  ++g_failures;
+  std::fprintf(stderr, "[rank %d] FAILED: %s\n", g_rank, what.c_str());
+}
+
+Spec encode(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, uint64_t seed) {
+  return make_encode_spec(K, p, lambda, f, matrix_random(K, seed, f));
+}
+
+Spec broadcast(uint32_t K, uint32_t p, uint32_t lambda, uint32_t root, uint32_t blocks) {
+  Spec s;
+  s.op = OpKind::Broadcast;
+  s.K = K;
+  s.p = p;
+  s.lambda = lambda;
+  s.field = Field::gf256();
+  s.root = root;
+  s.blocks = blocks;
+  return s;
+}
+
+Spec prefix(uint32_t K, uint32_t lambda, const Field& f) {
+  Spec s;
+  s.op = OpKind::Prefix;
+  s.K = K;
+  s.lambda = lambda;
+  s.field = f;
+  return s;
+}
+
+ir::Plan compile(const Spec& s, const std::string& algorithm) {
+  passes::CompileOptions opt;
+  opt.algorithm = algorithm;
+  return passes::compile(s, opt).plan;
+}
+
+// Replays `plan` through mpi::Collective at several lengths and compares.
+void check_replay(const std::string& name, const ir::Plan& plan, rt::EngineOptions eopt = {}) {
+  mpi::Collective coll(plan, MPI_COMM_WORLD, eopt);
+  const size_t eb = coll.elem_size();
+  for (size_t len : {size_t{1}, size_t{7}, size_t{4099}}) {
+    ++g_checks;
+    const uint64_t seed = 1000 + len;
+    const rt::RankReplayData d = rt::rank_replay_data(plan, static_cast<ir::Rank>(g_rank), len, seed);
+    std::vector<unsigned char> send(d.inputs.size() * len * eb), recv(d.expected.size() * len * eb, 0xA5);
+    for (size_t i = 0; i < d.inputs.size(); ++i) std::memcpy(send.data() + i * len * eb, d.inputs[i].data(), len * eb);
+    for (int rep = 0; rep < 2; ++rep) {  // twice: the collective is reusable
+      std::memset(recv.data(), 0xA5, recv.size());
+      coll.run(send.data(), recv.data(), len);
+    }
+    std::vector<std::vector<unsigned char>> out(d.expected.size());
+    for (size_t j = 0; j < out.size(); ++j)
+      out[j].assign(recv.begin() + j * len * eb, recv.begin() + (j + 1) * len * eb);
+    const std::string m = rt::first_mismatch(plan.spec.field, static_cast<ir::Rank>(g_rank), d.expected, out);
+    if (!m.empty()) fail(fmt::format("{} len {}: {}", name, len, m));
+  }
+}
+
+// `body` must throw a UserError containing `needle` on every rank.
+void check_error(const std::string& name, const std::function<void()>& body, const std::string& needle) {
+  ++g_checks;
+  try {
+    body();
+    fail(name + ": no error");
+  } catch (const UserError& e) {
+    if (std::string(e.what()).find(needle) == std::string::npos)
+      fail(fmt::format("{}: error '{}' does not contain '{}'", name, e.what(), needle));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  const uint32_t K = static_cast<uint32_t>(g_size);
+  try {
+    if (K < 2) throw UserError("run with at least 2 ranks");
+    // Plan families: universal encode in all three field kinds, with several
+    // ports; the postal variants (λ > 1: messages in flight over steps);
+    // broadcast trees from a non-zero root with several blocks; prefix.
+    check_replay("prepare-shoot gf256 p=1", compile(encode(K, 1, 1, Field::gf256(), 11), "prepare-shoot"));
+    check_replay("prepare-shoot gf65536 p=2", compile(encode(K, 2, 1, Field::gf65536(), 12), "prepare-shoot"));
+    check_replay("prepare-shoot prime p=3 lambda=2",
+                 compile(encode(K, 3, 2, Field::prime(2147483647), 13), "prepare-shoot"));
+    check_replay("prepare-shoot gf256 staged", compile(encode(K, 2, 1, Field::gf256(), 14), "prepare-shoot"),
+                 rt::EngineOptions{false, false});
+    check_replay("postal-allgather lambda=3", compile(encode(K, 1, 3, Field::gf256(), 15), "postal-allgather"));
+    check_replay("postal-prepare-shoot lambda=2",
+                 compile(encode(K, 2, 2, Field::prime(65537), 16), "postal-prepare-shoot"));
+    check_replay("postal-broadcast root=K-1 blocks=3 lambda=2",
+                 compile(broadcast(K, 1, 2, K - 1, 3), "postal-broadcast"));
+    check_replay("postal-broadcast p=2", compile(broadcast(K, 2, 1, 0, 1), "postal-broadcast"));
+    check_replay("postal-prefix lambda=2", compile(prefix(K, 2, Field::prime(65537)), "postal-prefix"));
+
+    // Setup errors, raised on every rank.
+    const ir::Plan wrong_k = compile(encode(K + 1, 1, 1, Field::gf256(), 17), "prepare-shoot");
+    check_error("communicator size", [&] { mpi::Collective c(wrong_k, MPI_COMM_WORLD); },
+                fmt::format("the communicator has {} ranks but the plan has {}", K, K + 1));
+    // Rank 0 holds a plan for another matrix: same shape, different digest.
+    const ir::Plan other = compile(encode(K, 1, 1, Field::gf256(), g_rank == 0 ? 18 : 19), "prepare-shoot");
+    check_error("different plans", [&] { mpi::Collective c(other, MPI_COMM_WORLD); },
+                "every rank must replay the same plan");
+    const ir::Plan ok = compile(encode(K, 1, 1, Field::gf256(), 20), "prepare-shoot");
+    std::vector<unsigned char> buf(64);
+    check_error("element size", [&] { mpi::run(ok, buf.data(), buf.data(), 4, 2, MPI_COMM_WORLD); },
+                "element size 2 does not match the plan's field gf256");
+  } catch (const std::exception& e) {
+    fail(std::string("unexpected exception: ") + e.what());
+  }
+  int total = 0;
+  MPI_Allreduce(&g_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0)
+    std::printf("mpi tests on %d ranks: %d checks per rank, %d failures in all\n", g_size, g_checks, total);
+  MPI_Finalize();
+  return total == 0 ? 0 : 1;
+}

@@ -1,0 +1,320 @@
+// The TCP transport on loopback: every rank a thread with its own
+// TcpTransport and real sockets. Correct replays against the direct
+// computation; refused handshakes; dead, silent and corrupting peers end in
+// named errors within the timeout, and leave the outputs untouched.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ir/binary.h"
+#include "matrix/matrix.h"
+#include "passes/pipeline.h"
+#include "runtime/engine.h"
+#include "runtime/replay.h"
+#include "runtime/transport/tcp.h"
+#include "runtime/transport/threads.h"
+#include "support/error.h"
+
+using namespace collplan;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+ir::Plan compile(const Spec& s, const std::string& algorithm) {
+  passes::CompileOptions opt;
+  opt.algorithm = algorithm;
+  return passes::compile(s, opt).plan;
+}
+
+ir::Plan encode_plan(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, uint64_t seed,
+                     const std::string& algorithm = "prepare-shoot") {
+  return compile(make_encode_spec(K, p, lambda, f, matrix_random(K, seed, f)), algorithm);
+}
+
+// How one rank takes part: runs the plan, or misbehaves.
+enum class Role { run, silent, dies, wrong_plan };
+
+struct RankResult {
+  std::optional<std::string> error;  // the UserError, if the rank failed
+  double seconds = 0;                // until it returned or failed
+  std::vector<std::vector<unsigned char>> outputs;
+  std::vector<std::vector<unsigned char>> expected;
+  size_t buffered = 0;
+};
+
+// Runs every rank of `plan` as a thread with its own TCP transport on
+// 127.0.0.1, `runs` times, and returns what each rank saw. Outputs are
+// poisoned with 0xA5 before each run.
+std::vector<RankResult> run_tcp(const ir::Plan& plan, size_t len, uint64_t seed, rt::TcpOptions opt,
+                                const std::vector<Role>& roles = {}, const std::vector<rt::TcpOptions>& per_rank = {},
+                                int runs = 1) {
+  const uint32_t K = static_cast<uint32_t>(plan.ranks.size());
+  std::vector<int> fds(K);
+  std::vector<std::string> peers(K);
+  for (uint32_t r = 0; r < K; ++r) {
+    uint16_t port = 0;
+    fds[r] = rt::tcp_listen("127.0.0.1:0", &port);
+    peers[r] = "127.0.0.1:" + std::to_string(port);
+  }
+  const Digest digest = ir::plan_digest(plan);
+  std::vector<RankResult> res(K);
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < K; ++r)
+    threads.emplace_back([&, r] {
+      const Role role = roles.empty() ? Role::run : roles[r];
+      const auto t0 = Clock::now();
+      RankResult& out = res[r];
+      try {
+        Digest d = digest;
+        if (role == Role::wrong_plan) d.bytes[0] ^= 0xFF;
+        rt::TcpTransport tr(peers, r, d, per_rank.empty() ? opt : per_rank[r], fds[r]);
+        if (role == Role::silent) {
+          // Connected, then says nothing for three timeouts.
+          std::this_thread::sleep_for(3 * opt.timeout);
+          return;
+        }
+        if (role == Role::dies) return;  // closes every connection at once
+        rt::Engine eng(plan, r);
+        const rt::RankReplayData data = rt::rank_replay_data(plan, r, len, seed);
+        out.expected = data.expected;
+        out.outputs.assign(data.expected.size(), std::vector<unsigned char>(len * eng.elem_bytes()));
+        std::vector<const void*> in;
+        std::vector<void*> o;
+        for (const auto& v : data.inputs) in.push_back(v.data());
+        for (auto& v : out.outputs) o.push_back(v.data());
+        for (int i = 0; i < runs; ++i) {
+          for (auto& v : out.outputs) std::memset(v.data(), 0xA5, v.size());
+          eng.run(tr, in.data(), o.data(), len);
+        }
+        out.buffered = tr.buffered_frames();
+      } catch (const UserError& e) {
+        out.error = e.what();
+      }
+      out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    });
+  for (auto& t : threads) t.join();
+  return res;
+}
+
+bool poisoned(const RankResult& r) {
+  for (const auto& v : r.outputs)
+    for (unsigned char b : v)
+      if (b != 0xA5) return false;
+  return true;
+}
+
+std::string errors_of(const std::vector<RankResult>& res) {
+  std::string s;
+  for (size_t r = 0; r < res.size(); ++r) s += "rank " + std::to_string(r) + ": " + res[r].error.value_or("ok") + "\n";
+  return s;
+}
+
+rt::TcpOptions fast_timeouts() {
+  rt::TcpOptions o;
+  o.connect_timeout = std::chrono::milliseconds(3000);
+  o.timeout = std::chrono::milliseconds(400);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("tcp: crc32c matches the standard check value and a bitwise reference", "[tcp]") {
+  CHECK(rt::crc32c("123456789", 9) == 0xE3069283u);
+  CHECK(rt::crc32c("", 0) == 0u);
+  auto bitwise = [](const unsigned char* p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+    }
+    return ~c;
+  };
+  std::vector<unsigned char> buf(1000);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (size_t n : {size_t{1}, size_t{3}, size_t{64}, size_t{999}}) {
+    CHECK(rt::crc32c(buf.data(), n) == bitwise(buf.data(), n));
+    CHECK(rt::crc32c(buf.data() + n / 2, n - n / 2, rt::crc32c(buf.data(), n / 2)) == bitwise(buf.data(), n));
+  }
+}
+
+TEST_CASE("tcp: peer lists from a file or the command line", "[tcp]") {
+  CHECK(rt::parse_peers("127.0.0.1:5000,localhost:5001,[::1]:5002") ==
+        std::vector<std::string>{"127.0.0.1:5000", "localhost:5001", "[::1]:5002"});
+  const std::string path = "tcp_peers_test.txt";
+  {
+    std::ofstream f(path);
+    f << "# rank 0\n127.0.0.1:7000\n\n  127.0.0.1:7001   # rank 1\n";
+  }
+  CHECK(rt::parse_peers(path) == std::vector<std::string>{"127.0.0.1:7000", "127.0.0.1:7001"});
+  std::remove(path.c_str());
+  CHECK_THROWS_WITH(rt::parse_peers("127.0.0.1:5000,nohost"), Catch::Contains("'nohost' is not host:port"));
+  CHECK_THROWS_WITH(rt::parse_peers("h:5000,h:70000"), Catch::Contains("port '70000'"));
+  const Digest d{};
+  CHECK_THROWS_WITH(rt::TcpTransport({"127.0.0.1:1", "127.0.0.1:2"}, 2, d), Catch::Contains("--rank 2 does not exist"));
+}
+
+TEST_CASE("tcp: replays equal the direct computation and the threads transport for several plan families", "[tcp]") {
+  struct Case {
+    const char* name;
+    ir::Plan plan;
+  };
+  Spec bc;
+  bc.op = OpKind::Broadcast;
+  bc.K = 6;
+  bc.lambda = 2;
+  bc.root = 4;
+  bc.blocks = 3;
+  Spec pre;
+  pre.op = OpKind::Prefix;
+  pre.K = 5;
+  pre.field = Field::prime(65537);
+  const std::vector<Case> cases = {
+      {"prepare-shoot gf256 K=5 p=2", encode_plan(5, 2, 1, Field::gf256(), 1)},
+      {"prepare-shoot gf65536 K=4 p=1", encode_plan(4, 1, 1, Field::gf65536(), 2)},
+      {"postal-prepare-shoot prime K=7 lambda=2", encode_plan(7, 2, 2, Field::prime(2147483647), 3,
+                                                              "postal-prepare-shoot")},
+      {"postal-allgather K=4 lambda=3", encode_plan(4, 1, 3, Field::gf256(), 4, "postal-allgather")},
+      {"postal-broadcast K=6", compile(bc, "postal-broadcast")},
+      {"postal-prefix K=5", compile(pre, "postal-prefix")},
+  };
+  for (const Case& c : cases)
+    for (size_t len : {size_t{1}, size_t{4099}}) {
+      INFO(c.name << " len " << len);
+      const auto res = run_tcp(c.plan, len, 77 + len, fast_timeouts(), {}, {}, 2);
+      // Differential: the in-process threads transport on the same inputs.
+      const uint32_t K = static_cast<uint32_t>(c.plan.ranks.size());
+      std::vector<rt::RankReplayData> data;
+      std::vector<std::vector<const void*>> in(K);
+      std::vector<std::vector<std::vector<unsigned char>>> thr(K);
+      std::vector<std::vector<void*>> out(K);
+      for (uint32_t r = 0; r < K; ++r) data.push_back(rt::rank_replay_data(c.plan, r, len, 77 + len));
+      for (uint32_t r = 0; r < K; ++r) {
+        for (const auto& v : data[r].inputs) in[r].push_back(v.data());
+        thr[r].assign(data[r].expected.size(), std::vector<unsigned char>(len * c.plan.spec.field.elem_bytes()));
+        for (auto& v : thr[r]) out[r].push_back(v.data());
+      }
+      rt::run_threads(c.plan, len, in, out);
+      for (size_t r = 0; r < res.size(); ++r) {
+        INFO("rank " << r);
+        REQUIRE(!res[r].error);
+        CHECK(rt::first_mismatch(c.plan.spec.field, static_cast<ir::Rank>(r), res[r].expected, res[r].outputs) == "");
+        CHECK(res[r].outputs == thr[r]);
+        CHECK(res[r].buffered == 0);
+      }
+    }
+}
+
+TEST_CASE("tcp: a peer holding another plan is refused at the handshake", "[tcp]") {
+  const ir::Plan plan = encode_plan(4, 1, 1, Field::gf256(), 5);
+  std::vector<Role> roles(4, Role::run);
+  roles[2] = Role::wrong_plan;
+  rt::TcpOptions opt = fast_timeouts();
+  opt.connect_timeout = std::chrono::milliseconds(1500);  // ranks that lose their peers wait this long
+  const auto res = run_tcp(plan, 16, 1, opt, roles);
+  INFO(errors_of(res));
+  for (const auto& r : res) REQUIRE(r.error);
+  // Rank 2 and the ranks it handshook with name the other plan's digest.
+  CHECK_THAT(*res[2].error, Catch::Contains("refusing the TCP connection") && Catch::Contains("holds plan") &&
+                                Catch::Contains("every rank must replay the same plan"));
+  CHECK_THAT(*res[0].error, Catch::Contains("refusing the TCP connection with rank 2 (127.0.0.1:") &&
+                                Catch::Contains(ir::plan_digest(plan).hex()));
+  for (const auto& r : res) CHECK(r.outputs.empty());  // no rank got as far as running
+}
+
+TEST_CASE("tcp: a silent peer ends every rank in a named timeout with outputs untouched", "[tcp]") {
+  const ir::Plan plan = encode_plan(4, 1, 1, Field::gf256(), 6);
+  std::vector<Role> roles(4, Role::run);
+  roles[3] = Role::silent;
+  const rt::TcpOptions opt = fast_timeouts();
+  const auto res = run_tcp(plan, 64, 1, opt, roles);
+  INFO(errors_of(res));
+  bool named = false;
+  for (uint32_t r = 0; r < 3; ++r) {
+    REQUIRE(res[r].error);
+    CHECK_THAT(*res[r].error, Catch::Contains("step"));
+    // Within the timeout (plus setup and scheduling slack), not 3 timeouts.
+    CHECK(res[r].seconds < 2.0 * opt.timeout.count() / 1000.0 + 1.0);
+    CHECK(poisoned(res[r]));
+    named |= res[r].error->find("rank 3 (127.0.0.1:") != std::string::npos &&
+             res[r].error->find("sent nothing for its message of step") != std::string::npos;
+  }
+  CHECK(named);
+}
+
+TEST_CASE("tcp: a peer that dies is named at once by every rank that needs it", "[tcp]") {
+  const ir::Plan plan = encode_plan(5, 2, 1, Field::gf256(), 7);
+  std::vector<Role> roles(5, Role::run);
+  roles[1] = Role::dies;
+  rt::TcpOptions opt = fast_timeouts();
+  opt.timeout = std::chrono::milliseconds(5000);  // the closed connection is noticed long before this
+  const auto res = run_tcp(plan, 64, 1, opt, roles);
+  INFO(errors_of(res));
+  bool named = false;
+  for (uint32_t r : {0u, 2u, 3u, 4u}) {
+    REQUIRE(res[r].error);
+    CHECK(res[r].seconds < 4.0);
+    CHECK(poisoned(res[r]));
+    named |= res[r].error->find("rank 1 (127.0.0.1:") != std::string::npos &&
+             res[r].error->find("closed the connection") != std::string::npos;
+  }
+  CHECK(named);
+}
+
+TEST_CASE("tcp: a corrupted frame is detected by its CRC", "[tcp]") {
+  const ir::Plan plan = encode_plan(4, 1, 1, Field::gf65536(), 8);
+  std::vector<rt::TcpOptions> per_rank(4, fast_timeouts());
+  per_rank[0].corrupt_step = 1;
+  const auto res = run_tcp(plan, 100, 1, fast_timeouts(), {}, per_rank);
+  INFO(errors_of(res));
+  // Rank 0's step-1 message goes to rank 1, which must refuse it; ranks that
+  // no longer need rank 1 may finish correctly.
+  bool detected = false;
+  for (size_t k = 0; k < res.size(); ++k) {
+    const RankResult& r = res[k];
+    if (!r.error) {
+      CHECK(rt::first_mismatch(plan.spec.field, static_cast<ir::Rank>(k), r.expected, r.outputs) == "");
+      continue;
+    }
+    CHECK(poisoned(r));
+    detected |= r.error->find("the frame from rank 0 (127.0.0.1:") != std::string::npos &&
+                r.error->find("step 1, port 0) failed its payload CRC32C check") != std::string::npos;
+  }
+  CHECK(detected);
+}
+
+TEST_CASE("tcp: a client that is not collplan is refused", "[tcp]") {
+  uint16_t port = 0;
+  const int fd = rt::tcp_listen("127.0.0.1:0", &port);
+  std::thread intruder([port] {
+    // Pretends to be rank 1 but speaks another protocol.
+    const std::vector<std::string> peers = {"127.0.0.1:" + std::to_string(port), "127.0.0.1:1"};
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(0x7F000001);
+    if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      const char junk[64] = "GET / HTTP/1.0\r\n\r\n";
+      (void)!::write(s, junk, sizeof junk);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ::close(s);
+  });
+  rt::TcpOptions opt = fast_timeouts();
+  CHECK_THROWS_WITH(rt::TcpTransport({"127.0.0.1:" + std::to_string(port), "127.0.0.1:1"}, 0, Digest{}, opt, fd),
+                    Catch::Contains("not a collplan TCP hello"));
+  intruder.join();
+}
