@@ -40,9 +40,43 @@ using Costing = gen::CostModel;
 
 // ---- subcommands -------------------------------------------------------------
 
+// `compile --explain`: every generator of the operation with its
+// applicability, estimated C1, C2 and modeled time, and why the winner won.
+void explain_choice(const Spec& spec, const std::string& algorithm, const Costing& m) {
+  std::cout << fmt::format("candidates (modeled time = C1*beta + C2*len*tau; beta = {}, tau = {}, len = {}; C2 after "
+                           "the default passes):\n",
+                           m.beta, m.tau, m.len);
+  const auto cands = gen::candidates(spec, m);
+  const gen::Candidate* best = nullptr;
+  const gen::Candidate* second = nullptr;
+  for (const auto& c : cands) {
+    if (c.why_not.empty()) {
+      std::cout << fmt::format("  {:<20} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", c.generator->name, c.C1, c.C2, c.time);
+      if (!best || c.time < best->time) {
+        second = best;
+        best = &c;
+      } else if (!second || c.time < second->time) {
+        second = &c;
+      }
+    } else {
+      std::cout << fmt::format("  {:<20} not applicable: {}\n", c.generator->name, c.why_not);
+    }
+  }
+  if (algorithm != "auto") {
+    std::cout << fmt::format("chosen: {} (requested with --algorithm)\n", algorithm);
+  } else if (best) {
+    std::cout << fmt::format("chosen: {}, the least modeled time {:g}", best->generator->name, best->time);
+    if (second)
+      std::cout << fmt::format(" (next: {} at {:g}{})", second->generator->name, second->time,
+                               second->time == best->time ? ", a tie: the earlier registered wins" : "");
+    std::cout << "\n";
+  }
+}
+
 int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
-                const std::string& json_out, bool with_matrix, bool quiet, const Costing& m) {
+                const std::string& json_out, bool with_matrix, bool quiet, bool explain, const Costing& m) {
   const Spec spec = build_spec(sf);
+  if (explain) explain_choice(spec, algorithm, m);
   passes::CompileOptions opt;
   opt.algorithm = algorithm;
   opt.cost_model = m;
@@ -238,6 +272,10 @@ int main(int argc, char** argv) {
   compile->add_option("--json", json_out, "write the JSON plan here");
   compile->add_flag("--with-matrix", with_matrix, "include the matrix entries in the JSON");
   compile->add_flag("-q,--quiet", quiet, "no per-stage progress on stderr");
+  bool explain = false;
+  compile->add_flag("--explain", explain,
+                    "print every candidate generator with C1, C2, modeled time and applicability, and why the winner "
+                    "won");
   add_costing(compile);
 
   std::string path, mode = "auto";
@@ -286,7 +324,7 @@ int main(int argc, char** argv) {
   SpecFlags rf;
   auto* recode = app.add_subcommand("recode", "put a new matrix into a universal plan, keeping its schedule");
   recode->add_option("plan", path, "plan file")->required();
-  recode->add_option("--matrix", rf.matrix, "random | vandermonde | identity | permutation | file")->capture_default_str();
+  recode->add_option("--matrix", rf.matrix, kMatrixChoices)->capture_default_str();
   recode->add_option("--seed", rf.seed, "seed of a random matrix")->capture_default_str();
   recode->add_option("--points", rf.points, "Vandermonde points");
   recode->add_option("--perm", rf.perm, "permutation");
@@ -302,7 +340,7 @@ int main(int argc, char** argv) {
   try {
     if (*compile) {
       if (!sf.spec_file.empty()) apply_spec_file(sf, *compile);
-      return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, costing);
+      return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, explain, costing);
     }
     if (*check) return cmd_check(path, mode, trials, check_seed, json, field_only, costing);
     if (*show) return cmd_show(path, rank);
