@@ -23,6 +23,7 @@
 #include "ir/json.h"
 #include "ir/text.h"
 #include "matrix/matrix.h"
+#include "matrix/structured.h"
 #include "passes/cost.h"
 #include "passes/pipeline.h"
 #include "passes/recode.h"
@@ -73,8 +74,29 @@ void explain_choice(const Spec& spec, const std::string& algorithm, const Costin
   }
 }
 
+// `compile --write-generator`: the systematic generator [I | A] (K x 2K) of
+// the GRS [2K, K] code an rs-systematic spec encodes, as CSV.
+void write_generator(const Spec& spec, const std::string& path) {
+  const MatrixSpec& ms = spec.matrix;
+  if (ms.family != "rs-systematic")
+    user_error("--write-generator needs --matrix rs-systematic (the matrix is {})", ms.family);
+  const uint32_t K = spec.K;
+  auto list = [&](uint32_t i) { return std::vector<Elem>(ms.points.begin() + i * K, ms.points.begin() + (i + 1) * K); };
+  const Matrix g = rs_systematic(2 * K, K, spec.field, list(0), list(1), list(2), list(3)).generator();
+  std::ofstream f(path);
+  if (!f) user_error("cannot write generator matrix file '{}'", path);
+  f << fmt::format("# systematic generator [I | A] of the GRS [{}, {}] code over {}: G = [V(x)diag(v) | V(y)diag(v')] "
+                   "reduced; x, y, v, v' are in the plan header\n",
+                   2 * K, K, spec.field.name());
+  for (uint32_t i = 0; i < g.rows; ++i)
+    for (uint32_t j = 0; j < g.cols; ++j) f << g.at(i, j) << (j + 1 == g.cols ? "\n" : ",");
+  if (!f) user_error("cannot write generator matrix file '{}'", path);
+  std::cout << fmt::format("wrote {} (the {} x {} systematic generator matrix)\n", path, g.rows, g.cols);
+}
+
 int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
-                const std::string& json_out, bool with_matrix, bool quiet, bool explain, const Costing& m) {
+                const std::string& json_out, bool with_matrix, bool quiet, bool explain, const std::string& gen_out,
+                const Costing& m) {
   const Spec spec = build_spec(sf);
   if (explain) explain_choice(spec, algorithm, m);
   passes::CompileOptions opt;
@@ -102,6 +124,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
   print_cost(res.cost, m, &res.generator_cost);
   if (!out.empty()) std::cout << fmt::format("wrote {} (digest {})\n", out, ir::plan_digest(res.plan).hex());
   if (!json_out.empty()) std::cout << fmt::format("wrote {}\n", json_out);
+  if (!gen_out.empty()) write_generator(res.plan.spec, gen_out);
   return 0;
 }
 
@@ -272,6 +295,9 @@ int main(int argc, char** argv) {
   compile->add_option("--json", json_out, "write the JSON plan here");
   compile->add_flag("--with-matrix", with_matrix, "include the matrix entries in the JSON");
   compile->add_flag("-q,--quiet", quiet, "no per-stage progress on stderr");
+  std::string gen_out;
+  compile->add_option("--write-generator", gen_out,
+                      "rs-systematic: write the code's systematic generator matrix [I | A] (K x 2K) here as CSV");
   bool explain = false;
   compile->add_flag("--explain", explain,
                     "print every candidate generator with C1, C2, modeled time and applicability, and why the winner "
@@ -340,7 +366,7 @@ int main(int argc, char** argv) {
   try {
     if (*compile) {
       if (!sf.spec_file.empty()) apply_spec_file(sf, *compile);
-      return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, explain, costing);
+      return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, explain, gen_out, costing);
     }
     if (*check) return cmd_check(path, mode, trials, check_seed, json, field_only, costing);
     if (*show) return cmd_show(path, rank);
