@@ -12,6 +12,8 @@
 #include "gen/prepare_shoot.h"
 #include "gen/registry.h"
 #include "gen/vandermonde_plans.h"
+#include "ir/binary.h"
+#include "ir/json.h"
 #include "matrix/matrix.h"
 #include "matrix/structured.h"
 #include "passes/compose.h"
@@ -428,6 +430,24 @@ TEST_CASE("structured: runtime replay of each family equals direct computation",
   const Field g = Field::gf256();
   const ir::Plan dft = build("dft", make_encode_spec(17, 1, 1, g, matrix_dft(17, 17, g)));
   CHECK(rt::replay_and_compare(dft, 64, 6, 1).equal);
+}
+
+TEST_CASE("structured: plans keep their family and points through the binary and JSON codecs", "[structured]") {
+  const Field f = Field::prime(7681);
+  const std::vector<Elem> sets = disjoint_point_sets(f, 24, 2, 2);
+  const std::vector<Elem> a = slice(sets, 0, 24), b = slice(sets, 1, 24);
+  for (const auto& [name, ms] : std::vector<std::pair<std::string, MatrixSpec>>{
+           {"draw-loose", matrix_draw_loose(24, 2, {3, 1, 4}, f)},
+           {"lagrange", matrix_lagrange(a, b, f)},
+           {"cauchy", matrix_four_lists("rs-systematic", {a, b, std::vector<Elem>(24, 2), std::vector<Elem>(24, 3)}, f)}}) {
+    INFO(ms.family);
+    const ir::Plan plan = build(name, make_encode_spec(24, 2, 1, f, ms));
+    const std::vector<uint8_t> bytes = ir::encode_binary(plan);
+    const ir::Plan back = ir::decode_binary(bytes.data(), bytes.size());
+    CHECK(back == plan);
+    CHECK(ir::from_json(ir::to_json(plan, false)) == plan);
+    passes::verify(back, kExact);
+  }
 }
 
 TEST_CASE("structured: each violated precondition gets its own message", "[structured][errors]") {
