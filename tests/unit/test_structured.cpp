@@ -376,6 +376,18 @@ TEST_CASE("structured: user-given Vandermonde points, in order, permuted, or uns
     CHECK(passes::cost(plan).C1 == 6);
     CHECK(plan.spec.algorithm.find("permuted") != std::string::npos);
   }
+  // Lagrange on shuffled point sets: the interpolation starts with the
+  // inverse permutation step, the evaluation ends with the forward one.
+  {
+    std::vector<Elem> sets = disjoint_point_sets(f, K, 2, 2);
+    std::vector<Elem> omega = slice(sets, 0, K), alpha = slice(sets, 1, K);
+    for (uint32_t i = K; i > 1; --i) std::swap(omega[i - 1], omega[rng.next() % i]);
+    for (uint32_t i = K; i > 1; --i) std::swap(alpha[i - 1], alpha[rng.next() % i]);
+    const MatrixSpec ms = matrix_lagrange(omega, alpha, f);
+    const ir::Plan plan = build("lagrange", make_encode_spec(K, p, 1, f, ms));
+    verify_both(plan, reference_matrix(ms, f));
+    CHECK(passes::cost(plan).C1 == 12);  // (5 + 1) twice
+  }
   // Unstructured: the generator says why, auto falls back to prepare-and-shoot.
   std::vector<Elem> plain(K);
   std::iota(plain.begin(), plain.end(), 1u);
