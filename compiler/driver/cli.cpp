@@ -76,6 +76,14 @@ MatrixSpec build_structured_matrix(const SpecFlags& sf, uint32_t K, const Field&
 }  // namespace
 
 MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f) {
+  if (sf.matrix == "dft" || sf.matrix == "inverse-dft" || sf.matrix == "draw-loose" ||
+      sf.matrix == "inverse-draw-loose" || sf.matrix == "lagrange" || sf.matrix == "cauchy" ||
+      sf.matrix == "rs-systematic")
+    return build_structured_matrix(sf, K, f);
+  if (sf.radix != 0 || !sf.phi.empty())
+    user_error("--radix and --phi choose structured points; --matrix {} has none (use dft, draw-loose, lagrange, "
+               "cauchy, rs-systematic or their inverses)",
+               sf.matrix);
   if (sf.matrix == "random") return matrix_random(K, sf.seed, f);
   if (sf.matrix == "identity") return matrix_identity(K, f);
   if (sf.matrix == "permutation") {
@@ -107,10 +115,6 @@ MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f) {
     }
     return matrix_vandermonde(std::move(pts), f);
   }
-  if (sf.matrix == "dft" || sf.matrix == "inverse-dft" || sf.matrix == "draw-loose" ||
-      sf.matrix == "inverse-draw-loose" || sf.matrix == "lagrange" || sf.matrix == "cauchy" ||
-      sf.matrix == "rs-systematic")
-    return build_structured_matrix(sf, K, f);
   if (sf.matrix == "file") {
     if (sf.matrix_file.empty()) user_error("--matrix file needs --matrix-file PATH (Matrix Market or CSV)");
     return matrix_from_file(sf.matrix_file, K, K, f);

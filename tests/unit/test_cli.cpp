@@ -254,6 +254,8 @@ TEST_CASE("cli: structured matrices, --explain, evaluation points, the RS genera
   expect_error("compile --K 24 --field prime:7681 --matrix draw-loose --phi 0,1,960", 2,
                "phi[2] = 960 is out of range (valid: 0..(q-1)/Z-1 = 959)");
   expect_error("compile --K 16 --field prime:257 --matrix dft --phi 1", 2, "--phi applies to --matrix draw-loose");
+  expect_error("compile --K 16 --field prime:257 --matrix random --radix 2", 2,
+               "--radix and --phi choose structured points; --matrix random has none");
   expect_error("compile --K 16 --field prime:257 --matrix random --write-generator " + gen, 2,
                "--write-generator needs --matrix rs-systematic");
 }
