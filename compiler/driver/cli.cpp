@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/binary.h"
+#include "gen/vandermonde_plans.h"
 #include "ir/json.h"
 #include "matrix/codes.h"
+#include "matrix/structured.h"
 #include "support/error.h"
 
 namespace collplan::cli {
@@ -36,7 +38,53 @@ std::vector<uint64_t> parse_list(const std::string& text, const char* what) {
   return v;
 }
 
+namespace {
+
+// The structured families (SPEC §4.2). collplan chooses the points unless
+// --points gives them (layout in ir/spec.h); --radix and --phi choose among
+// the structured point sets.
+MatrixSpec build_structured_matrix(const SpecFlags& sf, uint32_t K, const Field& f) {
+  const bool dft = sf.matrix == "dft" || sf.matrix == "inverse-dft";
+  const bool inverse = sf.matrix.rfind("inverse-", 0) == 0;
+  if (!sf.phi.empty() && sf.matrix != "draw-loose" && sf.matrix != "inverse-draw-loose")
+    user_error("--phi applies to --matrix draw-loose or inverse-draw-loose, not {}", sf.matrix);
+  const uint32_t lists = sf.matrix == "lagrange" ? 2 : (sf.matrix == "cauchy" || sf.matrix == "rs-systematic") ? 4 : 1;
+  if (!sf.points.empty()) {
+    if (sf.radix != 0) user_error("--radix chooses points; it cannot be combined with --points");
+    std::vector<Elem> pts;
+    for (uint64_t x : parse_list(sf.points, "points")) {
+      f.check(x, "--points entry");
+      pts.push_back(static_cast<Elem>(x));
+    }
+    if (pts.size() != static_cast<size_t>(lists) * K)
+      user_error("--points has {} entries, --matrix {} with K = {} needs {}", pts.size(), sf.matrix, K, lists * K);
+    return matrix_with_points(sf.matrix, K, std::move(pts), f);
+  }
+  const uint32_t P = sf.radix != 0 ? sf.radix : gen::default_radix(f, K, sf.p, dft);
+  if (dft) return matrix_dft(K, P, f, inverse);
+  if (lists == 1) {
+    std::vector<uint64_t> phi;
+    if (!sf.phi.empty()) phi = parse_list(sf.phi, "phi");
+    return matrix_draw_loose(K, P, phi, f, inverse);
+  }
+  // Lagrange: omega, alpha; Cauchy: x, y (c = d = 1); GRS: x, y (v = v' = 1).
+  const std::vector<Elem> sets = disjoint_point_sets(f, K, P, 2);
+  const std::vector<Elem> a(sets.begin(), sets.begin() + K), b(sets.begin() + K, sets.end());
+  if (lists == 2) return matrix_lagrange(a, b, f);
+  return matrix_four_lists(sf.matrix, {a, b, std::vector<Elem>(K, 1), std::vector<Elem>(K, 1)}, f);
+}
+
+}  // namespace
+
 MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f) {
+  if (sf.matrix == "dft" || sf.matrix == "inverse-dft" || sf.matrix == "draw-loose" ||
+      sf.matrix == "inverse-draw-loose" || sf.matrix == "lagrange" || sf.matrix == "cauchy" ||
+      sf.matrix == "rs-systematic")
+    return build_structured_matrix(sf, K, f);
+  if (sf.radix != 0 || !sf.phi.empty())
+    user_error("--radix and --phi choose structured points; --matrix {} has none (use dft, draw-loose, lagrange, "
+               "cauchy, rs-systematic or their inverses)",
+               sf.matrix);
   if (sf.matrix == "random") return matrix_random(K, sf.seed, f);
   if (sf.matrix == "identity") return matrix_identity(K, f);
   if (sf.matrix == "permutation") {
@@ -72,7 +120,7 @@ MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f) {
     if (sf.matrix_file.empty()) user_error("--matrix file needs --matrix-file PATH (Matrix Market or CSV)");
     return matrix_from_file(sf.matrix_file, K, K, f);
   }
-  user_error("unknown matrix '{}' (valid: random, vandermonde, identity, permutation, file)", sf.matrix);
+  user_error("unknown matrix '{}' (valid: {})", sf.matrix, kMatrixChoices);
 }
 
 // A spec file is a small JSON object with the same names as the flags:
@@ -102,6 +150,8 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
       else if (key == "points" && !given("--points")) sf.points = val.get<std::string>();
       else if (key == "perm" && !given("--perm")) sf.perm = val.get<std::string>();
       else if (key == "matrix_file" && !given("--matrix-file")) sf.matrix_file = val.get<std::string>();
+      else if (key == "radix" && !given("--radix")) sf.radix = val.get<uint32_t>();
+      else if (key == "phi" && !given("--phi")) sf.phi = val.get<std::string>();
       else if (key == "root" && !given("--root")) sf.root = val.get<uint32_t>();
       else if (key == "blocks" && !given("--blocks")) sf.blocks = val.get<uint32_t>();
       else if (key == "counts" && !given("--counts")) sf.counts = val.get<std::string>();
@@ -111,11 +161,11 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
       else if (key == "generator" && !given("--generator")) sf.generator_file = val.get<std::string>();
       else if (key == "systematic" && !given("--systematic")) sf.systematic = val.get<bool>();
       else if (key != "op" && key != "K" && key != "p" && key != "lambda" && key != "field" && key != "matrix" &&
-               key != "seed" && key != "points" && key != "perm" && key != "matrix_file" && key != "root" &&
-               key != "blocks" && key != "counts" && key != "exclusive" && key != "N" && key != "code" &&
-               key != "generator" && key != "systematic")
+               key != "seed" && key != "points" && key != "perm" && key != "matrix_file" && key != "radix" &&
+               key != "phi" && key != "root" && key != "blocks" && key != "counts" && key != "exclusive" && key != "N" &&
+               key != "code" && key != "generator" && key != "systematic")
         user_error("spec file '{}': unknown key '{}' (valid: op, K, p, lambda, field, matrix, seed, points, perm, "
-                   "matrix_file, root, blocks, counts, exclusive, N, code, generator, systematic)",
+                   "matrix_file, radix, phi, root, blocks, counts, exclusive, N, code, generator, systematic)",
                    sf.spec_file, key);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -165,9 +215,16 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--p", sf.p, "ports per processor (p >= 1)")->capture_default_str();
   c->add_option("--lambda", sf.lambda, "postal latency (lambda >= 1; 1 = synchronous rounds)")->capture_default_str();
   c->add_option("--field", sf.field, "gf256 | gf65536 | prime:Q (prime Q < 2^31)")->capture_default_str();
-  c->add_option("--matrix", sf.matrix, "random | vandermonde | identity | permutation | file")->capture_default_str();
+  c->add_option("--matrix", sf.matrix, kMatrixChoices)->capture_default_str();
   c->add_option("--seed", sf.seed, "seed of a random matrix or permutation")->capture_default_str();
-  c->add_option("--points", sf.points, "Vandermonde points, comma-separated (default 1, g, g^2, ...)");
+  c->add_option("--points", sf.points,
+                "Vandermonde points, comma-separated (default 1, g, g^2, ...); structured families: their points "
+                "(dft, draw-loose: K; lagrange: omega then alpha; cauchy: x, y, c, d; rs-systematic: x, y, v, v'; "
+                "default: collplan chooses)");
+  c->add_option("--radix", sf.radix, "dft, draw-loose, lagrange, cauchy, rs-systematic: radix P of the chosen points "
+                                     "(default p+1 when it applies, else the cheapest)");
+  c->add_option("--phi", sf.phi, "draw-loose: coset exponents phi(i), alpha_i = g^phi(i), comma-separated, M of them "
+                                 "(default 0, 1, ..., M-1)");
   c->add_option("--perm", sf.perm, "permutation: rank k gets x_{perm[k]}, comma-separated (default: random from --seed)");
   c->add_option("--matrix-file", sf.matrix_file, "matrix file for --matrix file (Matrix Market array/coordinate, or CSV)");
   c->add_option("--root", sf.root, "broadcast/reduce: the root rank")->capture_default_str();

@@ -45,6 +45,8 @@ struct SpecFlags {
   std::string matrix = "random";
   uint64_t seed = 1;
   std::string points, perm, matrix_file;
+  uint32_t radix = 0;  // structured families: 0 = collplan chooses
+  std::string phi;     // draw-loose: coset exponents
   uint32_t root = 0, blocks = 1;
   std::string counts;
   bool exclusive = false;
@@ -54,6 +56,11 @@ struct SpecFlags {
   std::string generator_file;    // A (K x (N-K)) or G (K x N) from a file
   bool systematic = true;
 };
+
+// The --matrix names build_matrix accepts (also the flag's help text).
+inline constexpr const char* kMatrixChoices =
+    "random | vandermonde | identity | permutation | file | dft | inverse-dft | draw-loose | inverse-draw-loose | "
+    "lagrange | cauchy | rs-systematic";
 
 // A comma-separated list of non-negative integers; UserError naming --`what`.
 std::vector<uint64_t> parse_list(const std::string& text, const char* what);

@@ -23,6 +23,7 @@
 #include "ir/json.h"
 #include "ir/text.h"
 #include "matrix/matrix.h"
+#include "matrix/structured.h"
 #include "passes/cost.h"
 #include "passes/pipeline.h"
 #include "passes/recode.h"
@@ -39,9 +40,64 @@ using Costing = gen::CostModel;
 
 // ---- subcommands -------------------------------------------------------------
 
+// `compile --explain`: every generator of the operation with its
+// applicability, estimated C1, C2 and modeled time, and why the winner won.
+void explain_choice(const Spec& spec, const std::string& algorithm, const Costing& m) {
+  std::cout << fmt::format("candidates (modeled time = C1*beta + C2*len*tau; beta = {}, tau = {}, len = {}; C2 after "
+                           "the default passes):\n",
+                           m.beta, m.tau, m.len);
+  const auto cands = gen::candidates(spec, m);
+  const gen::Candidate* best = nullptr;
+  const gen::Candidate* second = nullptr;
+  for (const auto& c : cands) {
+    if (c.why_not.empty()) {
+      std::cout << fmt::format("  {:<20} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", c.generator->name, c.C1, c.C2, c.time);
+      if (!best || c.time < best->time) {
+        second = best;
+        best = &c;
+      } else if (!second || c.time < second->time) {
+        second = &c;
+      }
+    } else {
+      std::cout << fmt::format("  {:<20} not applicable: {}\n", c.generator->name, c.why_not);
+    }
+  }
+  if (algorithm != "auto") {
+    std::cout << fmt::format("chosen: {} (requested with --algorithm)\n", algorithm);
+  } else if (best) {
+    std::cout << fmt::format("chosen: {}, the least modeled time {:g}", best->generator->name, best->time);
+    if (second)
+      std::cout << fmt::format(" (next: {} at {:g}{})", second->generator->name, second->time,
+                               second->time == best->time ? ", a tie: the earlier registered wins" : "");
+    std::cout << "\n";
+  }
+}
+
+// `compile --write-generator`: the systematic generator [I | A] (K x 2K) of
+// the GRS [2K, K] code an rs-systematic spec encodes, as CSV.
+void write_generator(const Spec& spec, const std::string& path) {
+  const MatrixSpec& ms = spec.matrix;
+  if (ms.family != "rs-systematic")
+    user_error("--write-generator needs --matrix rs-systematic (the matrix is {})", ms.family);
+  const uint32_t K = spec.K;
+  auto list = [&](uint32_t i) { return std::vector<Elem>(ms.points.begin() + i * K, ms.points.begin() + (i + 1) * K); };
+  const Matrix g = rs_systematic(2 * K, K, spec.field, list(0), list(1), list(2), list(3)).generator();
+  std::ofstream f(path);
+  if (!f) user_error("cannot write generator matrix file '{}'", path);
+  f << fmt::format("# systematic generator [I | A] of the GRS [{}, {}] code over {}: G = [V(x)diag(v) | V(y)diag(v')] "
+                   "reduced; x, y, v, v' are in the plan header\n",
+                   2 * K, K, spec.field.name());
+  for (uint32_t i = 0; i < g.rows; ++i)
+    for (uint32_t j = 0; j < g.cols; ++j) f << g.at(i, j) << (j + 1 == g.cols ? "\n" : ",");
+  if (!f) user_error("cannot write generator matrix file '{}'", path);
+  std::cout << fmt::format("wrote {} (the {} x {} systematic generator matrix)\n", path, g.rows, g.cols);
+}
+
 int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
-                const std::string& json_out, bool with_matrix, bool quiet, const Costing& m) {
+                const std::string& json_out, bool with_matrix, bool quiet, bool explain, const std::string& gen_out,
+                const Costing& m) {
   const Spec spec = build_spec(sf);
+  if (explain) explain_choice(spec, algorithm, m);
   passes::CompileOptions opt;
   opt.algorithm = algorithm;
   opt.cost_model = m;
@@ -77,6 +133,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
   print_cost(res.cost, m, &res.generator_cost);
   if (!out.empty()) std::cout << fmt::format("wrote {} (digest {})\n", out, ir::plan_digest(res.plan).hex());
   if (!json_out.empty()) std::cout << fmt::format("wrote {}\n", json_out);
+  if (!gen_out.empty()) write_generator(res.plan.spec, gen_out);
   return 0;
 }
 
@@ -233,6 +290,13 @@ int main(int argc, char** argv) {
   compile->add_option("--json", json_out, "write the JSON plan here");
   compile->add_flag("--with-matrix", with_matrix, "include the matrix entries in the JSON");
   compile->add_flag("-q,--quiet", quiet, "no per-stage progress on stderr");
+  std::string gen_out;
+  compile->add_option("--write-generator", gen_out,
+                      "rs-systematic: write the code's systematic generator matrix [I | A] (K x 2K) here as CSV");
+  bool explain = false;
+  compile->add_flag("--explain", explain,
+                    "print every candidate generator with C1, C2, modeled time and applicability, and why the winner "
+                    "won");
   add_costing(compile);
 
   std::string path, mode = "auto";
@@ -274,7 +338,7 @@ int main(int argc, char** argv) {
   SpecFlags rf;
   auto* recode = app.add_subcommand("recode", "put a new matrix into a universal plan, keeping its schedule");
   recode->add_option("plan", path, "plan file")->required();
-  recode->add_option("--matrix", rf.matrix, "random | vandermonde | identity | permutation | file")->capture_default_str();
+  recode->add_option("--matrix", rf.matrix, kMatrixChoices)->capture_default_str();
   recode->add_option("--seed", rf.seed, "seed of a random matrix")->capture_default_str();
   recode->add_option("--points", rf.points, "Vandermonde points");
   recode->add_option("--perm", rf.perm, "permutation");
@@ -290,7 +354,7 @@ int main(int argc, char** argv) {
   try {
     if (*compile) {
       if (!sf.spec_file.empty()) apply_spec_file(sf, *compile);
-      return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, costing);
+      return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, explain, gen_out, costing);
     }
     if (*check) return cmd_check(path, mode, trials, check_seed, json, field_only, costing);
     if (*show) return cmd_show(path, rank);

@@ -6,6 +6,7 @@
 #include "gen/postal.h"
 #include "gen/prepare_shoot.h"
 #include "gen/trees.h"
+#include "gen/vandermonde_plans.h"
 #include "passes/cost.h"
 #include "support/error.h"
 
@@ -39,6 +40,20 @@ PostalSplitCost pipelined_tree_estimate(const Spec& s) {
   const uint64_t n = s.blocks;
   return {0, 0, static_cast<uint32_t>(n - 1 + uint64_t{D} * s.lambda),
           D == 0 ? 0 : n + uint64_t{D - 1} * std::min<uint64_t>(n, s.lambda)};
+}
+
+// A structured-matrix generator as a registry entry; its estimate is the
+// C2 after drop-zeros, like prepare-shoot's.
+GeneratorInfo structured_entry(std::string name, std::string description, const StructuredGenerator& g) {
+  return {std::move(name),
+          std::move(description),
+          {OpKind::Encode},
+          g.build,
+          [&g](const Spec& s, const CostModel& cm) {
+            const StructuredCost c = g.cost(s, cm);
+            return PostalSplitCost{0, 0, c.C1, c.C2_dropped};
+          },
+          g.why_not};
 }
 
 }  // namespace
@@ -130,6 +145,28 @@ const std::vector<GeneratorInfo>& generators() {
        {OpKind::DecentralizedEncode},
        [](const Spec& s, const CostModel&) { return decentralized_naive(s); },
        [](const Spec& s, const CostModel&) { return decentralized_naive_estimate(s); }},
+      structured_entry("dft",
+                       "column-permuted DFT (K = P^H | q-1; rank k gets f(beta^rev(k))): C1 = H*ceil(log_{p+1} P), "
+                       "C2 = H*Psi(P); P = p+1: C1 = C2 = H",
+                       dft_generator()),
+      structured_entry("draw-loose",
+                       "Vandermonde on draw-and-loose points alpha_i*beta^rev(j) (or a column permutation of them, "
+                       "+1 step): C1 = ceil(log_{p+1} M) + H*ceil(log_{p+1} P), C2 = Psi(M) + H*Psi(P)",
+                       draw_loose_generator()),
+      structured_entry("inverse-dft", "inverse of the column-permuted DFT: the DFT's stages backwards, same C1, C2",
+                       inverse_dft_generator()),
+      structured_entry("inverse-draw-loose",
+                       "inverse Vandermonde on draw-and-loose points: loose backwards, unscale, inverse draw; same "
+                       "C1, C2",
+                       inverse_draw_loose_generator()),
+      structured_entry("lagrange",
+                       "Lagrange matrix V(omega)^-1 V(alpha): inverse draw-and-loose then draw-and-loose; "
+                       "C = C(omega) + C(alpha)",
+                       lagrange_generator()),
+      structured_entry("cauchy",
+                       "Cauchy-like matrix or systematic GRS part: scale, inverse draw-and-loose, draw-and-loose, "
+                       "scale; C = C(x) + C(y)",
+                       cauchy_generator()),
   };
   return g;
 }
@@ -144,19 +181,38 @@ const GeneratorInfo& find_generator(const std::string& name) {
   user_error("unknown algorithm '{}' (valid: auto, {})", name, names);
 }
 
+std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm) {
+  std::vector<Candidate> out;
+  for (const auto& g : generators()) {
+    if (std::find(g.ops.begin(), g.ops.end(), spec.op) == g.ops.end()) continue;
+    Candidate c;
+    c.generator = &g;
+    if (g.why_not) c.why_not = g.why_not(spec, cm);
+    if (c.why_not.empty()) {
+      const PostalSplitCost e = g.estimate(spec, cm);
+      c.C1 = e.C1;
+      c.C2 = e.C2;
+      c.time = cm.time(e.C1, e.C2);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void require_applicable(const GeneratorInfo& g, const Spec& spec, const CostModel& cm) {
+  if (!g.why_not) return;
+  if (std::string why = g.why_not(spec, cm); !why.empty())
+    user_error("algorithm '{}' cannot compute this spec: {}", g.name, why);
+}
+
 const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm) {
   const GeneratorInfo* best = nullptr;
   double best_time = 0;
-  std::string ops;
-  for (const auto& g : generators()) {
-    bool computes = false;
-    for (OpKind op : g.ops) computes |= op == spec.op;
-    if (!computes) continue;
-    const PostalSplitCost c = g.estimate(spec, cm);
-    const double t = cm.time(c.C1, c.C2);
-    if (!best || t < best_time) {
-      best = &g;
-      best_time = t;
+  for (const Candidate& c : candidates(spec, cm)) {
+    if (!c.why_not.empty()) continue;
+    if (!best || c.time < best_time) {
+      best = c.generator;
+      best_time = c.time;
     }
   }
   if (!best) {

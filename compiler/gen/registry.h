@@ -21,6 +21,19 @@ struct GeneratorInfo {
   // Its cost (C1, C2 before optimisation passes) without building the plan,
   // for `--algorithm auto`.
   std::function<PostalSplitCost(const Spec&, const CostModel&)> estimate;
+  // "" when the generator can compute this spec, else why not (naming the
+  // condition, e.g. "dft needs K | q-1: K = 12, q-1 = 256"). Empty function:
+  // it computes every spec of its operations.
+  std::function<std::string(const Spec&, const CostModel&)> why_not = {};
+};
+
+// One line of `collplan compile --explain`.
+struct Candidate {
+  const GeneratorInfo* generator = nullptr;
+  std::string why_not;  // "" = applicable
+  uint32_t C1 = 0;
+  uint64_t C2 = 0;
+  double time = 0;      // modeled C1·beta + C2·len·tau
 };
 
 const std::vector<GeneratorInfo>& generators();
@@ -30,5 +43,10 @@ const GeneratorInfo& find_generator(const std::string& name);
 // operation, the one with the least modeled time C1·beta + C2·len·tau
 // (ties: the first registered). UserError when none computes it yet.
 const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm);
+// Every generator that computes the spec's operation, in registry order,
+// with its applicability and (when applicable) its estimated cost.
+std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm);
+// UserError naming the condition when `g` cannot compute `spec`.
+void require_applicable(const GeneratorInfo& g, const Spec& spec, const CostModel& cm);
 
 }  // namespace collplan::gen

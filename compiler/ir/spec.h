@@ -46,13 +46,23 @@ struct Digest {
 //   "identity"    A = I
 //   "permutation" rank k gets x_{perm[k]}: A[perm[k]][k] = 1
 //   "explicit"    entries stored row-major (from a file, or re-coded)
+// Structured families (matrix/structured.h, SPEC §4.2); `points` holds their
+// parameters and the matrix is rebuilt from them alone:
+//   "dft"                 V(points), points = β^{rev(k)} for a radix P with
+//                         K = P^H | q−1 (the column-permuted DFT)
+//   "draw-loose"          V(points), points = α_i·β^{rev(j)} at j + Z·i
+//   "inverse-dft", "inverse-draw-loose"   V(points)^{-1}
+//   "lagrange"            points = ω (K) then α (K); A = V(ω)^{-1}·V(α)
+//   "cauchy"              points = x, y, c, d (K each); A[i][j] = c_i d_j/(x_i − y_j)
+//   "rs-systematic"       points = x, y, v, v' (K each); A = the systematic
+//                         part of the GRS [2K, K] code [V(x)diag(v) | V(y)diag(v')]
 // `digest` is the digest of the materialised entries (matrix/matrix.h,
 // matrix_digest) and binds a plan to the exact matrix it computes.
 struct MatrixSpec {
   std::string family = "random";
   uint32_t rows = 0, cols = 0;
   uint64_t seed = 0;
-  std::vector<Elem> points;      // vandermonde
+  std::vector<Elem> points;      // vandermonde; the structured families' parameters
   std::vector<uint32_t> perm;    // permutation
   std::vector<Elem> entries;     // explicit, row-major rows × cols
   std::string source;            // where it came from (a file name), informational

@@ -76,6 +76,31 @@ std::string field_text(const Field& f) {
   return fmt::format("{} = GF({})", f.name(), f.size());
 }
 
+// The structured families' parameter lists (ir/spec.h), each K long, with
+// the names the header prints them under.
+std::vector<const char*> structured_lists(const MatrixSpec& m) {
+  if (m.family == "lagrange") return {"omega", "alpha"};
+  if (m.family == "cauchy") return {"x", "y", "c", "d"};
+  if (m.family == "rs-systematic") return {"x", "y", "v", "v'"};
+  return {};
+}
+
+// What a structured family gives rank k, e.g. "point 17: gets f(17)";
+// empty for the other families.
+std::string rank_point(const MatrixSpec& m, Rank k) {
+  const size_t K = m.cols;
+  if (k >= K || m.points.size() < K) return {};
+  if (m.family == "dft" || m.family == "draw-loose")
+    return fmt::format("point {}: holds coefficient f_{}, gets f({})", m.points[k], k, m.points[k]);
+  if (m.family == "inverse-dft" || m.family == "inverse-draw-loose")
+    return fmt::format("point {}: holds f({}), gets coefficient f_{}", m.points[k], m.points[k], k);
+  if (m.family == "lagrange" && m.points.size() == 2 * K)
+    return fmt::format("holds f(omega_{} = {}), gets f(alpha_{} = {})", k, m.points[k], k, m.points[K + k]);
+  if ((m.family == "cauchy" || m.family == "rs-systematic") && m.points.size() == 4 * K)
+    return fmt::format("x_{} = {}, y_{} = {}", k, m.points[k], k, m.points[K + k]);
+  return {};
+}
+
 bool has_matrix(const MatrixSpec& m) {
   const MatrixSpec d;
   return !(m.family == d.family && m.rows == 0 && m.cols == 0 && m.seed == 0 && m.points.empty() && m.perm.empty() &&
@@ -100,10 +125,20 @@ void header_text(std::string& out, const Plan& plan, std::optional<Rank> only_ra
     if (m.family == "random" || m.seed != 0) desc += fmt::format(", seed {}", m.seed);
     if (!m.source.empty()) desc += fmt::format(", from {}", m.source);
     line("matrix", desc);
-    if (!m.points.empty()) {
+    const std::vector<const char*> lists = structured_lists(m);
+    if (!lists.empty() && m.points.size() == lists.size() * m.cols) {
+      for (size_t i = 0; i < lists.size(); ++i) {
+        Wrapper w(out, fmt::format("  {:<10} ", lists[i]), 13);
+        number_list(w, std::vector<Elem>(m.points.begin() + static_cast<ptrdiff_t>(i * m.cols),
+                                         m.points.begin() + static_cast<ptrdiff_t>((i + 1) * m.cols)));
+        w.finish();
+      }
+    } else if (!m.points.empty()) {
       Wrapper w(out, fmt::format("  {:<10} ", "points"), 13);
       number_list(w, m.points);
       w.finish();
+      if (!rank_point(m, 0).empty())
+        line("", "rank k's evaluation point is points[k]; f(z) = sum_r x_r z^r");
     }
     if (!m.perm.empty()) {
       Wrapper w(out, fmt::format("  {:<10} ", "perm"), 13);
@@ -152,12 +187,13 @@ void header_text(std::string& out, const Plan& plan, std::optional<Rank> only_ra
     line("terms", std::to_string(count_terms(plan)));
 }
 
-void rank_text(std::string& out, const Program& prog) {
+void rank_text(std::string& out, const Program& prog, const MatrixSpec& matrix) {
   {
     Wrapper w(out, fmt::format("rank {}: {} slots, inputs ", prog.rank, prog.num_slots), 4);
     slot_list(w, prog.inputs, "[", ", ", "]");
     w.atom("", ", outputs ");
     slot_list(w, prog.outputs, "[", ", ", "]");
+    if (const std::string pt = rank_point(matrix, prog.rank); !pt.empty()) w.atom("", "; " + pt);
     w.finish();
   }
   for (const Step& st : prog.steps) {
@@ -195,7 +231,7 @@ std::string to_text(const Plan& plan, std::optional<Rank> only_rank) {
   for (const Program& prog : plan.ranks) {
     if (only_rank && prog.rank != *only_rank) continue;
     out += "\n";
-    rank_text(out, prog);
+    rank_text(out, prog, plan.spec.matrix);
   }
   return out;
 }

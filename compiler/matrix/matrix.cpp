@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include <xxhash.h>
 
+#include "matrix/structured.h"
 #include "support/error.h"
 
 namespace collplan {
@@ -33,6 +35,26 @@ Elem SplitMix64::nonzero(const Field& f) {
     Elem e = uniform(f);
     if (e != 0) return e;
   }
+}
+
+// A dft / draw-loose family (or its inverse) stores its points; they must
+// have the structure the family names for some radix P (matrix/structured.h).
+static void check_structured_points(const MatrixSpec& ms, const Field& f) {
+  const bool dft = ms.family == "dft" || ms.family == "inverse-dft";
+  for (const VandermondeStructure& s : detect_all(f, ms.points, false))
+    if (!dft || s.shape.M == 1) return;
+  const uint32_t K = static_cast<uint32_t>(ms.points.size());
+  if (dft && (f.size() - 1) % K != 0) user_error("{} matrix needs K | q-1: K = {}, q-1 = {}", ms.family, K, f.size() - 1);
+  // Name the failing condition for the smallest radix that could apply.
+  const uint64_t g = std::gcd<uint64_t>(K, f.size() - 1);
+  for (uint64_t P = 2; P <= g; ++P)
+    if (g % P == 0) {
+      std::string why;
+      detect_structure(f, ms.points, static_cast<uint32_t>(P), false, &why);
+      user_error("{} matrix: the points are not {} for any radix P (radix {}: {})", ms.family,
+                 dft ? "beta^rev(k) with K = P^H" : "alpha_i*beta^rev(j)", P, why.empty() ? "M > 1" : why);
+    }
+  user_error("{} matrix needs a radix P >= 2 dividing gcd(K, q-1) = gcd({}, {}) = {}", ms.family, K, f.size() - 1, g);
 }
 
 Matrix materialize(const MatrixSpec& ms, const Field& f) {
@@ -72,14 +94,39 @@ Matrix materialize(const MatrixSpec& ms, const Field& f) {
         v = f.mul(v, ms.points[j]);
       }
     }
+  } else if (ms.family == "dft" || ms.family == "draw-loose" || ms.family == "inverse-dft" ||
+             ms.family == "inverse-draw-loose") {
+    if (r != c) user_error("{} matrix must be square, got {}x{}", ms.family, r, c);
+    if (ms.points.size() != c)
+      user_error("{} matrix with {} columns needs {} points, got {}", ms.family, c, c, ms.points.size());
+    check_structured_points(ms, f);
+    m = ms.family.rfind("inverse-", 0) == 0 ? vandermonde_inverse(f, ms.points) : vandermonde_matrix(f, ms.points);
+  } else if (ms.family == "lagrange" || ms.family == "cauchy" || ms.family == "rs-systematic") {
+    if (r != c) user_error("{} matrix must be square, got {}x{}", ms.family, r, c);
+    const size_t lists = ms.family == "lagrange" ? 2 : 4;
+    if (ms.points.size() != lists * c)
+      user_error("{} matrix with K = {} needs {} parameters ({}), got {}", ms.family, c, lists * c,
+                 ms.family == "lagrange" ? "omega then alpha, K each"
+                 : ms.family == "cauchy" ? "x, y, c, d, K each"
+                                         : "x, y, v, v', K each",
+                 ms.points.size());
+    auto part = [&](size_t i) {
+      return std::vector<Elem>(ms.points.begin() + static_cast<ptrdiff_t>(i * c),
+                               ms.points.begin() + static_cast<ptrdiff_t>((i + 1) * c));
+    };
+    if (ms.family == "lagrange") m = lagrange_matrix(f, part(0), part(1));
+    else if (ms.family == "cauchy") m = cauchy_matrix(f, part(0), part(1), part(2), part(3));
+    else m = rs_systematic(2 * c, c, f, part(0), part(1), part(2), part(3)).A;
   } else if (ms.family == "explicit") {
     if (ms.entries.size() != static_cast<size_t>(r) * c)
       user_error("explicit matrix {}x{} needs {} entries, got {}", r, c, static_cast<size_t>(r) * c, ms.entries.size());
     for (size_t i = 0; i < ms.entries.size(); ++i)
-      f.check(ms.entries[i], fmt::format("matrix entry ({}, {})", i / c, i % c).c_str());
+      if (!f.valid(ms.entries[i])) f.check(ms.entries[i], fmt::format("matrix entry ({}, {})", i / c, i % c).c_str());
     m.a = ms.entries;
   } else {
-    user_error("unknown matrix family '{}' (valid: random, vandermonde, identity, permutation, explicit)", ms.family);
+    user_error("unknown matrix family '{}' (valid: random, vandermonde, identity, permutation, explicit, dft, "
+               "draw-loose, inverse-dft, inverse-draw-loose, lagrange, cauchy, rs-systematic)",
+               ms.family);
   }
   return m;
 }
@@ -137,6 +184,35 @@ MatrixSpec matrix_vandermonde(std::vector<Elem> points, const Field& f) {
   ms.rows = ms.cols = static_cast<uint32_t>(points.size());
   ms.points = std::move(points);
   return finish(std::move(ms), f);
+}
+
+MatrixSpec matrix_with_points(std::string family, uint32_t K, std::vector<Elem> points, const Field& f) {
+  MatrixSpec ms;
+  ms.family = std::move(family);
+  ms.rows = ms.cols = K;
+  ms.points = std::move(points);
+  return finish(std::move(ms), f);
+}
+
+MatrixSpec matrix_dft(uint32_t K, uint32_t P, const Field& f, bool inverse) {
+  return matrix_with_points(inverse ? "inverse-dft" : "dft", K, dft_points(f, K, P), f);
+}
+
+MatrixSpec matrix_draw_loose(uint32_t K, uint32_t P, const std::vector<uint64_t>& phi, const Field& f, bool inverse) {
+  return matrix_with_points(inverse ? "inverse-draw-loose" : "draw-loose", K, draw_loose_points(f, K, P, phi), f);
+}
+
+MatrixSpec matrix_lagrange(const std::vector<Elem>& omega, const std::vector<Elem>& alpha, const Field& f) {
+  std::vector<Elem> pts = omega;
+  pts.insert(pts.end(), alpha.begin(), alpha.end());
+  return matrix_with_points("lagrange", static_cast<uint32_t>(omega.size()), std::move(pts), f);
+}
+
+MatrixSpec matrix_four_lists(std::string family, const std::vector<std::vector<Elem>>& lists, const Field& f) {
+  COLLPLAN_ASSERT(lists.size() == 4, "matrix_four_lists: four parameter lists");
+  std::vector<Elem> pts;
+  for (const auto& l : lists) pts.insert(pts.end(), l.begin(), l.end());
+  return matrix_with_points(std::move(family), static_cast<uint32_t>(lists[0].size()), std::move(pts), f);
 }
 
 MatrixSpec matrix_explicit(Matrix m, const Field& f, std::string source) {

@@ -53,6 +53,15 @@ MatrixSpec matrix_identity(uint32_t n, const Field& f);
 MatrixSpec matrix_permutation(std::vector<uint32_t> perm, const Field& f);
 MatrixSpec matrix_vandermonde(std::vector<Elem> points, const Field& f);
 MatrixSpec matrix_explicit(Matrix m, const Field& f, std::string source = {});
+// The structured families (matrix/structured.h; their points are stored in
+// MatrixSpec::points, layout in ir/spec.h).
+MatrixSpec matrix_with_points(std::string family, uint32_t K, std::vector<Elem> points, const Field& f);
+MatrixSpec matrix_dft(uint32_t K, uint32_t P, const Field& f, bool inverse = false);
+MatrixSpec matrix_draw_loose(uint32_t K, uint32_t P, const std::vector<uint64_t>& phi, const Field& f,
+                             bool inverse = false);
+MatrixSpec matrix_lagrange(const std::vector<Elem>& omega, const std::vector<Elem>& alpha, const Field& f);
+// "cauchy" (x, y, c, d) or "rs-systematic" (x, y, v, v'), K entries each.
+MatrixSpec matrix_four_lists(std::string family, const std::vector<std::vector<Elem>>& lists, const Field& f);
 // Reads a Matrix Market or CSV file (by content, not name) and checks that it
 // is rows×cols with entries in the field.
 MatrixSpec matrix_from_file(const std::string& path, uint32_t rows, uint32_t cols, const Field& f);

@@ -67,7 +67,7 @@ void append_output_scale(Plan& plan, Program& prog, Elem c) {
 
 }  // namespace
 
-Plan compose_sequence(const Plan& first, const Plan& second) {
+Plan compose_sequence(const Plan& first, const Plan& second, const MatrixSpec* result) {
   require_encode_plan(first, "compose_sequence: first plan");
   require_encode_plan(second, "compose_sequence: second plan");
   if (first.spec.K != second.spec.K)
@@ -76,19 +76,22 @@ Plan compose_sequence(const Plan& first, const Plan& second) {
   const Field& f = first.spec.field;
   const uint32_t K = first.spec.K;
 
-  const Matrix a1 = materialize(first.spec.matrix, f);
-  const Matrix a2 = materialize(second.spec.matrix, f);
-  Matrix prod = Matrix::zeros(K, K);
-  for (uint32_t i = 0; i < K; ++i)
-    for (uint32_t m = 0; m < K; ++m) {
-      const Elem x = a1.at(i, m);
-      if (x == 0) continue;
-      for (uint32_t j = 0; j < K; ++j) prod.at(i, j) = f.add(prod.at(i, j), f.mul(x, a2.at(m, j)));
-    }
-
   Plan out;
   out.spec = first.spec;
-  out.spec.matrix = matrix_explicit(std::move(prod), f);
+  if (result) {
+    out.spec.matrix = *result;
+  } else {
+    const Matrix a1 = materialize(first.spec.matrix, f);
+    const Matrix a2 = materialize(second.spec.matrix, f);
+    Matrix prod = Matrix::zeros(K, K);
+    for (uint32_t i = 0; i < K; ++i)
+      for (uint32_t m = 0; m < K; ++m) {
+        const Elem x = a1.at(i, m);
+        if (x == 0) continue;
+        for (uint32_t j = 0; j < K; ++j) prod.at(i, j) = f.add(prod.at(i, j), f.mul(x, a2.at(m, j)));
+      }
+    out.spec.matrix = matrix_explicit(std::move(prod), f);
+  }
   out.spec.algorithm = first.spec.algorithm + "+" + second.spec.algorithm;
   const uint32_t shift = first.num_steps;
   out.num_steps = first.num_steps + second.num_steps;
@@ -195,26 +198,35 @@ Plan compose_parallel(const Spec& whole, const std::vector<Plan>& parts,
   return out;
 }
 
-void scale_outputs(Plan& plan, const std::vector<Elem>& factors) {
+void scale_outputs(Plan& plan, const std::vector<Elem>& factors, const MatrixSpec* result) {
   require_encode_plan(plan, "scale_outputs");
   check_factors(plan, factors, "scale_outputs");
   const Field& f = plan.spec.field;
-  Matrix a = materialize(plan.spec.matrix, f);
-  for (uint32_t i = 0; i < a.rows; ++i)
-    for (uint32_t j = 0; j < a.cols; ++j) a.at(i, j) = f.mul(a.at(i, j), factors[j]);
+  if (result) {
+    plan.spec.matrix = *result;
+  } else {
+    Matrix a = materialize(plan.spec.matrix, f);
+    for (uint32_t i = 0; i < a.rows; ++i)
+      for (uint32_t j = 0; j < a.cols; ++j) a.at(i, j) = f.mul(a.at(i, j), factors[j]);
+    plan.spec.matrix = matrix_explicit(std::move(a), f);
+  }
   for (Program& prog : plan.ranks) append_output_scale(plan, prog, factors[prog.rank]);
-  plan.spec.matrix = matrix_explicit(std::move(a), f);
   plan.spec.algorithm += "+scale-outputs";
   drop_matrix_cols(plan);
 }
 
-void scale_inputs(Plan& plan, const std::vector<Elem>& factors) {
+void scale_inputs(Plan& plan, const std::vector<Elem>& factors, const MatrixSpec* result) {
   require_encode_plan(plan, "scale_inputs");
   check_factors(plan, factors, "scale_inputs");
   const Field& f = plan.spec.field;
-  Matrix a = materialize(plan.spec.matrix, f);
-  for (uint32_t i = 0; i < a.rows; ++i)
-    for (uint32_t j = 0; j < a.cols; ++j) a.at(i, j) = f.mul(factors[i], a.at(i, j));
+  if (result) {
+    plan.spec.matrix = *result;
+  } else {
+    Matrix a = materialize(plan.spec.matrix, f);
+    for (uint32_t i = 0; i < a.rows; ++i)
+      for (uint32_t j = 0; j < a.cols; ++j) a.at(i, j) = f.mul(factors[i], a.at(i, j));
+    plan.spec.matrix = matrix_explicit(std::move(a), f);
+  }
 
   for (Program& prog : plan.ranks) {
     const Elem c = factors[prog.rank];
@@ -242,7 +254,6 @@ void scale_inputs(Plan& plan, const std::vector<Elem>& factors) {
     // input slot, the scaled value must be produced explicitly.
     if (holds_input && prog.outputs[0] == in) append_output_scale(plan, prog, c);
   }
-  plan.spec.matrix = matrix_explicit(std::move(a), f);
   plan.spec.algorithm += "+scale-inputs";
   drop_matrix_cols(plan);
 }

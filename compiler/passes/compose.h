@@ -35,7 +35,13 @@ namespace collplan::passes {
 // except its input slot, which becomes first's output slot; run alloc_slots
 // to pack them. The spec: first's header with matrix = explicit A1·A2 and
 // algorithm "first.algorithm+second.algorithm".
-ir::Plan compose_sequence(const ir::Plan& first, const ir::Plan& second);
+//
+// `result`, when given, is the matrix the caller states the composition
+// computes; it becomes the spec's matrix instead of the product A1·A2,
+// which is then not formed (a dense product costs O(K³); generators of
+// structured matrices know the result, and the checker judges the claim).
+// The factors' matrices are then never read, so they may be placeholders.
+ir::Plan compose_sequence(const ir::Plan& first, const ir::Plan& second, const MatrixSpec* result = nullptr);
 
 // Parts side by side on disjoint rank subsets: parts[i]'s local rank j runs
 // as rank rank_maps[i][j] of `whole` (sends' `to` and receives' `from` are
@@ -60,7 +66,9 @@ ir::Plan compose_parallel(const Spec& whole, const std::vector<ir::Plan>& parts,
 // steps gets num_steps = 1). spec.matrix becomes explicit A·diag(c).
 // factors.size() must be K and every factor a non-zero field element
 // (UserError naming the index and value otherwise).
-void scale_outputs(ir::Plan& plan, const std::vector<Elem>& factors);
+// With `result` given, spec.matrix becomes *result instead (as for
+// compose_sequence; the plan's own matrix is not read).
+void scale_outputs(ir::Plan& plan, const std::vector<Elem>& factors, const MatrixSpec* result = nullptr);
 
 // Rank k's input x_k scaled by factors[k] before any use. No step is added:
 // the factor is folded into the coefficient of every term that reads the
@@ -70,7 +78,7 @@ void scale_outputs(ir::Plan& plan, const std::vector<Elem>& factors);
 // is also the output slot, an op out := c·out is appended as in
 // scale_outputs. spec.matrix becomes explicit diag(c)·A. Same requirements
 // on factors as scale_outputs.
-void scale_inputs(ir::Plan& plan, const std::vector<Elem>& factors);
+void scale_inputs(ir::Plan& plan, const std::vector<Elem>& factors, const MatrixSpec* result = nullptr);
 
 // ---- placement of sub-plans of any operation ---------------------------------
 //

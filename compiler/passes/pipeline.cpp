@@ -56,6 +56,7 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   bool computes = false;
   for (OpKind op : g.ops) computes |= op == spec.op;
   if (!computes) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
+  gen::require_applicable(g, spec, opt.cost_model);
   spec.algorithm = g.name;
   for (const auto& name : opt.passes) check_pass_name(name);  // before generating anything
 

@@ -263,3 +263,45 @@ TEST_CASE("cli: decentralized encode with codes, generator files, JSON round tri
   expect_error("compile --op decentralized-encode --N 8 --K 3 --systematic false --algorithm decentralized-grid", 2,
                "decentralized-grouped");
 }
+
+TEST_CASE("cli: structured matrices, --explain, evaluation points, the RS generator matrix", "[cli][structured]") {
+  const auto d = scratch();
+  const std::string plan = (d / "dft.cplan").string(), gen = (d / "g.csv").string();
+  Result r = cli("compile --K 16 --p 1 --field prime:257 --matrix dft --explain -q -o " + plan);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("prepare-shoot        C1 = 4    C2 = 6") != std::string::npos);
+  CHECK(r.output.find("dft                  C1 = 4    C2 = 4") != std::string::npos);
+  CHECK(r.output.find("lagrange             not applicable: lagrange needs a matrix of family lagrange, got dft") !=
+        std::string::npos);
+  CHECK(r.output.find("chosen: dft, the least modeled time 8") != std::string::npos);
+  CHECK(r.output.find("algorithm=dft P=2") != std::string::npos);
+  r = cli("show " + plan + " --rank 8");
+  REQUIRE(r.status == 0);
+  // Each rank line names the evaluation point the rank gets.
+  CHECK(r.output.find("rank 8: ") != std::string::npos);
+  CHECK(r.output.find("gets f(") != std::string::npos);
+  r = cli("run " + plan + " --len 100 --reps 1");
+  CHECK(r.status == 0);
+  r = cli("compile --K 8 --p 1 --field prime:17 --matrix rs-systematic -q --write-generator " + gen);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::ifstream in(gen);
+  std::string line;
+  std::getline(in, line);  // comment
+  std::getline(in, line);
+  CHECK(line.rfind("1,0,0,0,0,0,0,0,", 0) == 0);
+  // Bad requests name the condition.
+  std::string pts;
+  for (int i = 1; i <= 12; ++i) pts += (i > 1 ? "," : "") + std::to_string(i);
+  expect_error("compile --K 12 --matrix vandermonde --points " + pts + " --algorithm dft", 2,
+               "algorithm 'dft' cannot compute this spec: dft needs K | q-1: K = 12, q-1 = 255");
+  expect_error("compile --K 16 --matrix dft", 2, "dft needs K | q-1: K = 16, q-1 = 255");
+  expect_error("compile --K 24 --field prime:7681 --matrix draw-loose --phi 0,1,960", 2,
+               "phi[2] = 960 is out of range (valid: 0..(q-1)/Z-1 = 959)");
+  expect_error("compile --K 16 --field prime:257 --matrix dft --phi 1", 2, "--phi applies to --matrix draw-loose");
+  expect_error("compile --K 16 --field prime:257 --matrix random --radix 2", 2,
+               "--radix and --phi choose structured points; --matrix random has none");
+  expect_error("compile --K 16 --field prime:257 --matrix random --write-generator " + gen, 2,
+               "--write-generator needs --matrix rs-systematic");
+}

@@ -67,6 +67,7 @@ TEST_CASE("postal encode: the cost model picks the cheapest split and generator"
         const auto ge = g.estimate(s, cm);
         for (const auto& h : gen::generators()) {
           if (std::find(h.ops.begin(), h.ops.end(), OpKind::Encode) == h.ops.end()) continue;
+          if (h.why_not && !h.why_not(s, cm).empty()) continue;  // cannot compute this matrix
           const auto he = h.estimate(s, cm);
           REQUIRE(cm.time(ge.C1, ge.C2) <= cm.time(he.C1, he.C2));
         }
