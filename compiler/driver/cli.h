@@ -40,6 +40,7 @@ struct SpecFlags {
   uint64_t seed = 1;
   std::string points, perm, matrix_file;
   uint32_t root = 0, blocks = 1;
+  bool blocks_auto = false;  // --blocks auto: compile picks n (broadcast; gen/circulant_plans.h)
   std::string counts;
   bool exclusive = false;
 };
@@ -50,8 +51,14 @@ std::vector<uint64_t> parse_list(const std::string& text, const char* what);
 MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f);
 // Fills the flags the user did not give from the JSON spec file sf.spec_file.
 void apply_spec_file(SpecFlags& sf, const CLI::App& app);
-// The validated spec the flags describe.
+// The validated spec the flags describe. With --blocks auto, blocks = 1
+// until resolve_auto_blocks() picks n.
 Spec build_spec(const SpecFlags& sf);
+// --blocks auto (broadcast only): n minimising the circulant broadcast's
+// modeled time for a message of cm.len elements; cm.len becomes the block
+// length ⌈len/n⌉, the unit every generator's cost is then compared in.
+// Returns the note for the plan's algorithm name. UserError for other ops.
+std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm);
 // Adds --spec, --op, --K, ... to a subcommand.
 void add_spec_flags(CLI::App* c, SpecFlags& sf);
 

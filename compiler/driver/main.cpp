@@ -41,8 +41,10 @@ using Costing = gen::CostModel;
 // ---- subcommands -------------------------------------------------------------
 
 int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
-                const std::string& json_out, bool with_matrix, bool quiet, const Costing& m) {
-  const Spec spec = build_spec(sf);
+                const std::string& json_out, bool with_matrix, bool quiet, const Costing& given) {
+  Spec spec = build_spec(sf);
+  Costing m = given;
+  const std::string blocks_note = sf.blocks_auto ? resolve_auto_blocks(spec, m) : std::string();
   passes::CompileOptions opt;
   opt.algorithm = algorithm;
   opt.cost_model = m;
@@ -51,7 +53,8 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     std::stringstream ss(passes_csv);
     for (std::string p; std::getline(ss, p, ',');) opt.passes.push_back(p);
   }
-  const auto res = passes::compile(spec, opt);
+  auto res = passes::compile(spec, opt);
+  res.plan.spec.algorithm += blocks_note;  // how n was chosen travels with the plan
   if (!quiet)
     for (const auto& line : res.log) std::cerr << "  " << line << "\n";
   if (!out.empty()) ir::write_binary(res.plan, out);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gen/circulant_plans.h"
 #include "gen/postal.h"
 #include "gen/prepare_shoot.h"
 #include "passes/cost.h"
@@ -65,6 +66,29 @@ const std::vector<GeneratorInfo>& generators() {
        {OpKind::Broadcast},
        [](const Spec& s, const CostModel&) { return postal_broadcast(s); },
        [](const Spec& s, const CostModel&) { return postal_tree_estimate(s, s.K, s.blocks); }},
+      {"circulant-broadcast",
+       "broadcast of n blocks from any root on Träff's circulant graph (p = 1, lambda = 1); exactly n-1+ceil(log2 K) "
+       "steps, one block per message (optimal); --blocks auto picks n by the cost model",
+       {OpKind::Broadcast},
+       [](const Spec& s, const CostModel&) { return circulant_broadcast(s); },
+       [](const Spec& s, const CostModel&) { return circulant_broadcast_cost(s); }},
+      {"circulant-allgather",
+       "allgather of n blocks per rank on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), "
+       "C2 = n(K-1), both optimal",
+       {OpKind::Allgather},
+       [](const Spec& s, const CostModel&) { return circulant_allgather(s); },
+       [](const Spec& s, const CostModel&) { return circulant_allgather_cost(s); }},
+      {"circulant-allreduce",
+       "allreduce of n blocks on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), C2 = n ceil(log2 K)",
+       {OpKind::Allreduce},
+       [](const Spec& s, const CostModel&) { return circulant_allreduce(s); },
+       [](const Spec& s, const CostModel&) { return circulant_allreduce_cost(s); }},
+      {"circulant-allgatherv",
+       "allgatherv (per-rank counts) as K simultaneous circulant broadcasts of n = --blocks pieces each, packed per "
+       "step (p = 1, lambda = 1); C1 = n-1+ceil(log2 K)",
+       {OpKind::Allgatherv},
+       [](const Spec& s, const CostModel&) { return circulant_allgatherv(s); },
+       [](const Spec& s, const CostModel&) { return circulant_allgatherv_cost(s); }},
   };
   return g;
 }

@@ -113,7 +113,7 @@ TEST_CASE("cli: bad input gets a clear error and exit status 2", "[cli][errors]"
   expect_error("compile --K 8 --field prime:4294967311", 2, "4294967311");
   expect_error("compile --K 8 --field gf7", 2, "gf7");
   expect_error("compile --K 8 --op scatter", 2, "scatter");
-  expect_error("compile --K 8 --op allgather", 2, "allgather");
+  expect_error("compile --K 8 --op allgather --p 2", 2, "p = 2 ports");  // the only allgather generator is 1-port
   expect_error("compile --K 8 --matrix hilbert", 2, "hilbert");
   expect_error("compile --K 8 --algorithm magic", 2, "magic");
   expect_error("compile --K 8 --passes fold", 2, "fold");
@@ -215,5 +215,24 @@ TEST_CASE("cli: prefix and broadcast under postal latency; the order check", "[c
   write(d / "bad.json", text);
   expect_error("check " + (d / "bad.json").string(), 1, "out of order");
   CHECK(cli("check " + (d / "bad.json").string() + " --field-only").status == 0);
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][circulant-plans]") {
+  const auto d = scratch();
+  const std::string plan = (d / "bcast.cplan").string();
+  const Result r = cli("compile --op broadcast --K 100 --root 7 --blocks auto --beta 100 --tau 1 --cost-len 100000 -q -o " +
+                       plan);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  // n* = sqrt((q−1)·m·τ/β) = sqrt(6·100000/100) ≈ 77.5; the integer argmin is 80.
+  CHECK(r.output.find("algorithm=circulant-broadcast n=80 (blocks auto") != std::string::npos);
+  CHECK(r.output.find("C1 = 86 steps") != std::string::npos);
+  const Result c = cli("check " + plan);
+  INFO(c.output);
+  CHECK(c.status == 0);
+  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast only");
+  expect_error("compile --op broadcast --K 8 --blocks many -q", 2, "'many'");
+  expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2, "p = 2 ports");
   std::filesystem::remove_all(d);
 }
