@@ -29,6 +29,8 @@ struct Subcommand {
 };
 using CommandList = std::vector<Subcommand>;
 
+void add_verify_circulant_command(CLI::App& app, CommandList& cmds);  // cmd_verify_circulant.cpp
+
 // ---- spec from flags or a spec file ----------------------------------------
 
 struct SpecFlags {

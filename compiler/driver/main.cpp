@@ -221,6 +221,7 @@ int main(int argc, char** argv) {
   // Subcommands defined in their own files (driver/cmd_*.cpp, see
   // driver/cli.h) add themselves here.
   CommandList commands;
+  add_verify_circulant_command(app, commands);
 
   SpecFlags sf;
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out;

@@ -2,6 +2,7 @@
 // and the two paths are described in gen/circulant_check.h.
 #include "gen/circulant_check.h"
 
+#include <array>
 #include <bit>
 
 #include <fmt/format.h>
@@ -29,17 +30,24 @@ std::string check_recv(const Circulant& c, uint64_t r, uint32_t bb, const int8_t
   return {};
 }
 
-// Does non-root rank r (baseblock bb, receives recv) hold block v before
-// round i of a phase?
-bool holds(uint32_t q, uint32_t bb, const int8_t* recv, int v, uint32_t i) {
-  if (v < 0 && v + static_cast<int>(q) == static_cast<int>(bb)) return true;  // baseblock, previous phase
-  for (uint32_t j = 0; j < i; ++j)
-    if (recv[j] == v) return true;
-  return false;
-}
+// When rank r got each block of the phase: round[v + q] = the first round
+// (0..q−1) in which r receives block v (−q <= v < q), −1 for r's baseblock
+// of the previous phase (bb − q, held before the phase starts), q if never.
+struct Rounds {
+  std::array<int8_t, 64> round;
+  Rounds(uint32_t q, uint64_t r, uint32_t bb, const int8_t* recv) {
+    round.fill(static_cast<int8_t>(q));
+    for (uint32_t j = q; j-- > 0;) round[recv[j] + q] = static_cast<int8_t>(j);
+    if (r != 0) round[bb] = -1;
+  }
+  // Does r hold block v before round i? (The root holds every block.)
+  bool holds(uint32_t q, uint64_t r, int v, uint32_t i) const {
+    const int Q = static_cast<int>(q);
+    return r == 0 || (v >= -Q && v < Q && round[v + Q] < static_cast<int>(i));
+  }
+};
 
-std::string check_send(const Circulant& c, uint64_t r, uint32_t bb, const int8_t* recv, uint32_t i, int v) {
-  if (r == 0 || holds(c.q(), bb, recv, v, i)) return {};
+std::string send_error(const Circulant& c, uint64_t r, uint32_t i, int v) {
   return fmt::format("p = {}: rank {} sends block {} in round {} before holding it", c.p(), r, v, i);
 }
 
@@ -111,9 +119,10 @@ std::string check_circulant_table(const Circulant& c, const CirculantTable& t) {
     if (r > 0) {
       if (std::string e = check_recv(c, r, t.bb[r], recv); !e.empty()) return e;
     }
+    const Rounds got(q, r, t.bb[r], recv);
     for (uint32_t i = 0; i < q; ++i) {
       const int v = t.send[r * q + i];
-      if (std::string e = check_send(c, r, t.bb[r], recv, i, v); !e.empty()) return e;
+      if (!got.holds(q, r, v, i)) return send_error(c, r, i, v);
       const uint64_t to = (r + c.skip(i)) % p;
       if (t.recv[to * q + i] != v)
         return fmt::format("p = {}: rank {} sends block {} in round {} but rank {} expects block {}", p, r, v, i, to,
@@ -137,14 +146,15 @@ std::string check_circulant_rank(const Circulant& c, uint64_t r) {
   if (r > 0) {
     if (std::string e = check_recv(c, r, bb, s.recv.data()); !e.empty()) return e;
   }
+  const Rounds got(q, r, bb, s.recv.data());
   for (uint32_t i = 0; i < q; ++i) {
-    if (std::string e = check_send(c, r, bb, s.recv.data(), i, s.send[i]); !e.empty()) return e;
+    if (!got.holds(q, r, s.send[i], i)) return send_error(c, r, i, s.send[i]);
     // The sender of round i must hold, before round i, what it sends r.
     const uint64_t from = (r + p - c.skip(i)) % p;
     CirculantSchedule f;
     c.recvsched(from, q, f.recv.data());
     const uint32_t fbb = from == 0 ? 0 : c.baseblock(from);
-    if (std::string e = check_send(c, from, fbb, f.recv.data(), i, s.recv[i]); !e.empty()) return e;
+    if (!Rounds(q, from, fbb, f.recv.data()).holds(q, from, s.recv[i], i)) return send_error(c, from, i, s.recv[i]);
     // What r sends must be what its receiver computes for itself.
     const uint64_t to = (r + c.skip(i)) % p;
     CirculantSchedule g;

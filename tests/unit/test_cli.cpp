@@ -236,3 +236,21 @@ TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][
   expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2, "p = 2 ports");
   std::filesystem::remove_all(d);
 }
+
+TEST_CASE("cli: verify-circulant sweeps, spot checks and its errors", "[cli][circulant]") {
+  Result r = cli("verify-circulant --pmax 600 --threads 2");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("verified every rank of every p in [1, 600]") != std::string::npos);
+  CHECK(r.output.find("180300 ranks") != std::string::npos);  // 600·601/2
+  r = cli("verify-circulant --pmin 100 --pmax 140 --reference --threads 1");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("per-rank reference") != std::string::npos);
+  r = cli("verify-circulant --p 2147483648 --sample-ranks 40 --threads 2");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("verified 40 sampled ranks of p = 2147483648") != std::string::npos);
+  expect_error("verify-circulant", 2, "give either --pmax N, or --p P with --sample-ranks S");
+  expect_error("verify-circulant --p 100", 2, "needs both --p P and --sample-ranks S");
+  expect_error("verify-circulant --p 2147483649 --sample-ranks 3", 2, "--p 2147483649 is out of range");
+  expect_error("verify-circulant --pmin 50 --pmax 10", 2, "--pmax 10 is below --pmin 50");
+}
