@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "gen/circulant_check.h"
 #include "gen/circulant_plans.h"
 #include "gen/registry.h"
 #include "passes/cost.h"
@@ -218,4 +219,53 @@ TEST_CASE("circulant --blocks auto minimises the modeled broadcast time", "[circ
           CHECK(T(got) == best);
         }
   CHECK_THROWS_WITH(gen::circulant_auto_blocks(8, 0, 1, 1), Catch::Contains("--cost-len"));
+}
+
+namespace {
+// One root's n-block broadcast simulated block by block on K ranks: with
+// Algorithm 6's shift (block = sched + q·⌊i/q⌋ − x), or as the printed
+// Algorithm 9 indexes it (sched + q·(uses of round k so far), no −x).
+// "" when every send is of a held block and every rank ends with all n.
+std::string simulate_broadcast(uint32_t K, uint32_t n, bool shifted) {
+  gen::CirculantTable t;
+  gen::circulant_table_reference(K, t);
+  const gen::Circulant c(K);
+  const uint32_t q = t.q, x = gen::circulant_dummy_rounds(q, n);
+  std::vector<std::vector<char>> has(K, std::vector<char>(n, 0));
+  std::fill(has[0].begin(), has[0].end(), 1);
+  std::vector<int64_t> uses(q, 0);
+  for (uint64_t i = x; i < n - 1 + q + x; ++i) {
+    const uint32_t k = static_cast<uint32_t>(i % q);
+    std::vector<std::pair<uint32_t, int64_t>> arrive;
+    for (uint32_t v = 0; v < K; ++v) {
+      int64_t b = shifted ? gen::circulant_block(t.send[v * q + k], i, q, x, n) : t.send[v * q + k] + q * uses[k];
+      b = std::min<int64_t>(b, n - 1);
+      const uint32_t to = static_cast<uint32_t>((v + c.skip(k)) % K);
+      if (b < 0 || to == 0) continue;
+      if (!has[v][b]) return fmt::format("round {}: rank {} sends block {} before holding it", i, v, b);
+      arrive.push_back({to, b});
+    }
+    ++uses[k];
+    for (auto [to, b] : arrive) has[to][b] = 1;
+  }
+  for (uint32_t v = 0; v < K; ++v)
+    for (uint32_t b = 0; b < n; ++b)
+      if (!has[v][b]) return fmt::format("rank {} never gets block {}", v, b);
+  return {};
+}
+}  // namespace
+
+TEST_CASE("circulant: the printed Algorithm 9 (no dummy-round shift) fails whenever x > 0", "[circulant-plans]") {
+  int with_x = 0;
+  for (uint32_t K = 2; K <= 40; ++K)
+    for (uint32_t n = 1; n <= 10; ++n) {
+      INFO(fmt::format("K = {}, n = {}", K, n));
+      CHECK(simulate_broadcast(K, n, true).empty());
+      if (gen::circulant_dummy_rounds(gen::Circulant(K).q(), n) == 0) continue;
+      ++with_x;
+      CHECK_FALSE(simulate_broadcast(K, n, false).empty());
+    }
+  CHECK(with_x > 200);
+  // K = 20, n = 2: x = 4; the printed indexing has rank 1 forward block 0 before it arrives.
+  CHECK(simulate_broadcast(20, 2, false) == "round 4: rank 1 sends block 0 before holding it");
 }
