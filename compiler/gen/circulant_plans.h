@@ -6,6 +6,7 @@
 //   circulant-allgather   Alg 7: q rounds, round k moves skips[k+1]−skips[k]
 //                         ranks' blocks.
 //   circulant-allreduce   Alg 8: q rounds, one partial sum per message.
+//   circulant-reduce      the broadcast reversed in time: n−1+q rounds.
 //   circulant-allgatherv  Alg 9: every rank the root of its own n-block
 //                         broadcast, all K schedules shifted by Alg 6's x
 //                         dummy rounds, blocks of a round packed in one
@@ -36,6 +37,8 @@ ir::Plan circulant_broadcast(const Spec& spec);
 ir::Plan circulant_allgather(const Spec& spec);
 ir::Plan circulant_allreduce(const Spec& spec);
 ir::Plan circulant_allgatherv(const Spec& spec);
+// Reduce: the broadcast run backwards, partial sums towards the root.
+ir::Plan circulant_reduce(const Spec& spec);
 
 // Costs without building (C1, C2 of the generator's plan). Specs the
 // generators reject get the largest cost, so `--algorithm auto` never
@@ -47,6 +50,7 @@ inline PostalSplitCost circulant_cost(const Spec& spec, uint32_t C1, uint64_t C2
 PostalSplitCost circulant_broadcast_cost(const Spec& spec);
 PostalSplitCost circulant_allgather_cost(const Spec& spec);
 PostalSplitCost circulant_allreduce_cost(const Spec& spec);
+PostalSplitCost circulant_reduce_cost(const Spec& spec);
 // C2 of allgatherv is bounded by (n−1+q)·Σ_j ⌈counts[j]/n⌉ (every message
 // packs at most one block per root); the estimate uses that bound.
 PostalSplitCost circulant_allgatherv_cost(const Spec& spec);

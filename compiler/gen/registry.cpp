@@ -89,6 +89,12 @@ const std::vector<GeneratorInfo>& generators() {
        {OpKind::Allgatherv},
        [](const Spec& s, const CostModel&) { return circulant_allgatherv(s); },
        [](const Spec& s, const CostModel&) { return circulant_allgatherv_cost(s); }},
+      {"circulant-reduce",
+       "reduce of n blocks to any root: the circulant broadcast run backwards (p = 1, lambda = 1); exactly "
+       "n-1+ceil(log2 K) steps, one block per message",
+       {OpKind::Reduce},
+       [](const Spec& s, const CostModel&) { return circulant_reduce(s); },
+       [](const Spec& s, const CostModel&) { return circulant_reduce_cost(s); }},
   };
   return g;
 }

@@ -41,15 +41,19 @@ uint32_t qof(uint32_t K) { return gen::Circulant(K).q(); }
 
 void verify_exact(const ir::Plan& plan) { passes::verify(plan, {passes::VerifyMode::Exact, 0, 1}); }
 
-void check_broadcast(uint32_t K, uint32_t n, uint32_t root) {
-  INFO(fmt::format("broadcast K = {}, n = {}, root = {}", K, n, root));
-  const ir::Plan plan = gen::circulant_broadcast(block_spec(OpKind::Broadcast, K, n, root));
+// Broadcast, or reduce (the broadcast reversed): n−1+q steps of one block,
+// (K−1)·n elements (no block received twice, nothing sent to the root).
+void check_tree(OpKind op, uint32_t K, uint32_t n, uint32_t root) {
+  INFO(fmt::format("{} K = {}, n = {}, root = {}", op_name(op), K, n, root));
+  const Spec s = block_spec(op, K, n, root);
+  const ir::Plan plan = op == OpKind::Broadcast ? gen::circulant_broadcast(s) : gen::circulant_reduce(s);
   REQUIRE_NOTHROW(verify_exact(plan));
   const auto c = passes::cost(plan);
   REQUIRE(c.C1 == n - 1 + qof(K));
   REQUIRE(c.C2 == n - 1 + qof(K));
-  REQUIRE(c.elements == uint64_t{K - 1} * n);  // no block received twice, nothing sent to the root
+  REQUIRE(c.elements == uint64_t{K - 1} * n);
 }
+void check_broadcast(uint32_t K, uint32_t n, uint32_t root) { check_tree(OpKind::Broadcast, K, n, root); }
 
 // Allgather (C2 = n(K−1)) or allreduce (C2 = nq), both in q steps.
 void check_regular(OpKind op, uint32_t K, uint32_t n) {
@@ -84,6 +88,18 @@ void check_allgatherv(uint32_t K, uint32_t n, const std::vector<uint32_t>& count
 }
 
 }  // namespace
+
+TEST_CASE("circulant reduce (the broadcast reversed): every K <= 40, every root, exact", "[circulant-plans]") {
+  for (uint32_t K = 2; K <= 40; ++K)
+    for (uint32_t n : {1u, 2u, 5u})
+      for (uint32_t root = 0; root < K; ++root) check_tree(OpKind::Reduce, K, n, root);
+}
+
+TEST_CASE("circulant reduce: every K <= 128, n <= 12, three roots", "[circulant-plans][.slow][slow]") {
+  for (uint32_t K = 2; K <= 128; ++K)
+    for (uint32_t n = 1; n <= 12; ++n)
+      for (uint32_t root : {0u, 1u, K - 1}) check_tree(OpKind::Reduce, K, n, root);
+}
 
 TEST_CASE("circulant broadcast: every K <= 40, several n, every root, exact", "[circulant-plans]") {
   for (uint32_t K = 2; K <= 40; ++K)
@@ -162,7 +178,7 @@ TEST_CASE("circulant allgatherv: every K <= 48, n <= 12", "[circulant-plans][.sl
 
 TEST_CASE("circulant plans replay equal to direct computation", "[circulant-plans]") {
   for (const Spec& s : {block_spec(OpKind::Broadcast, 13, 6, 5), block_spec(OpKind::Allgather, 11, 2),
-                        block_spec(OpKind::Allreduce, 12, 3),
+                        block_spec(OpKind::Allreduce, 12, 3), block_spec(OpKind::Reduce, 14, 4, 9),
                         block_spec(OpKind::Allgatherv, 10, 3, 0, {2, 0, 5, 1, 0, 3, 4, 0, 1, 2})}) {
     INFO(op_name(s.op));
     passes::CompileOptions opt;
