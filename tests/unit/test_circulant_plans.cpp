@@ -91,7 +91,7 @@ void check_allgatherv(uint32_t K, uint32_t n, const std::vector<uint32_t>& count
 
 TEST_CASE("circulant reduce (the broadcast reversed): every K <= 40, every root, exact", "[circulant-plans]") {
   for (uint32_t K = 2; K <= 40; ++K)
-    for (uint32_t n : {1u, 2u, 5u})
+    for (uint32_t n : {1u, 4u})
       for (uint32_t root = 0; root < K; ++root) check_tree(OpKind::Reduce, K, n, root);
 }
 
