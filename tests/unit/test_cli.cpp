@@ -231,6 +231,11 @@ TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][
   const Result c = cli("check " + plan);
   INFO(c.output);
   CHECK(c.status == 0);
+  write(d / "auto.json", R"({"op": "broadcast", "K": 33, "blocks": "auto"})");
+  const Result sf = cli("compile --spec " + (d / "auto.json").string() + " --beta 50 --tau 1 --cost-len 20000 -q");
+  INFO(sf.output);
+  CHECK(sf.status == 0);
+  CHECK(sf.output.find("(blocks auto") != std::string::npos);
   expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast only");
   expect_error("compile --op broadcast --K 8 --blocks many -q", 2, "'many'");
   expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2, "p = 2 ports");
