@@ -52,6 +52,7 @@ class Circulant {
   uint64_t p() const { return p_; }
   uint32_t q() const { return q_; }
   uint64_t skip(uint32_t k) const { return s_[k]; }  // 0 <= k <= q, skips[q] = p
+  const uint64_t* skips() const { return s_.data(); }
 
   // Algorithm 2: the first block processor r (1 <= r < p) receives.
   uint32_t baseblock(uint64_t r) const;
@@ -69,13 +70,10 @@ class Circulant {
 
  private:
   uint32_t range_rec(uint64_t a, uint64_t b, int k) const;
-  uint32_t baseblock_below(uint64_t r, int k) const;  // r < skips[k+1]
+  uint32_t baseblock_below(uint64_t r, int k) const;  // 1 <= r <= skips[k]
   uint64_t p_;
   uint32_t q_;
   std::array<uint64_t, 33> s_{};
-
- public:
-  const uint64_t* skips() const { return s_.data(); }
 };
 
 // The cyclic range a..b (a <= b, b − a < p, signed) as one or two plain
