@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gen/circulant_plans.h"
 #include "ir/binary.h"
 #include "gen/vandermonde_plans.h"
 #include "ir/json.h"
@@ -153,6 +154,8 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
       else if (key == "radix" && !given("--radix")) sf.radix = val.get<uint32_t>();
       else if (key == "phi" && !given("--phi")) sf.phi = val.get<std::string>();
       else if (key == "root" && !given("--root")) sf.root = val.get<uint32_t>();
+      else if (key == "blocks" && !given("--blocks") && val.is_string() && val.get<std::string>() == "auto")
+        sf.blocks_auto = true;
       else if (key == "blocks" && !given("--blocks")) sf.blocks = val.get<uint32_t>();
       else if (key == "counts" && !given("--counts")) sf.counts = val.get<std::string>();
       else if (key == "exclusive" && !given("--exclusive")) sf.exclusive = val.get<bool>();
@@ -207,6 +210,15 @@ Spec build_spec(const SpecFlags& sf) {
   return s;
 }
 
+std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm) {
+  if (spec.op != OpKind::Broadcast)
+    user_error("--blocks auto is supported for broadcast only, not for '{}' (give --blocks N)", op_name(spec.op));
+  const uint64_t m = cm.len;
+  spec.blocks = gen::circulant_auto_blocks(spec.K, m, cm.beta, cm.tau);
+  cm.len = (m + spec.blocks - 1) / spec.blocks;
+  return gen::circulant_auto_blocks_note(spec.K, m, cm.beta, cm.tau, spec.blocks);
+}
+
 void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--spec", sf.spec_file, "spec file (JSON with the keys below; flags override it)");
   c->add_option("--op", sf.op, "operation: encode | decentralized-encode | broadcast | reduce | allgather | allgatherv | allreduce | prefix")
@@ -228,7 +240,26 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--perm", sf.perm, "permutation: rank k gets x_{perm[k]}, comma-separated (default: random from --seed)");
   c->add_option("--matrix-file", sf.matrix_file, "matrix file for --matrix file (Matrix Market array/coordinate, or CSV)");
   c->add_option("--root", sf.root, "broadcast/reduce: the root rank")->capture_default_str();
-  c->add_option("--blocks", sf.blocks, "block operations: blocks per buffer (n >= 1)")->capture_default_str();
+  c->add_option_function<std::string>(
+       "--blocks",
+       [&sf](const std::string& v) {
+         sf.blocks_auto = v == "auto";
+         if (sf.blocks_auto) return;
+         size_t pos = 0;
+         unsigned long long n = 0;
+         try {
+           n = std::stoull(v, &pos);
+         } catch (const std::exception&) {
+           pos = 0;
+         }
+         // Thrown during parsing, so a CLI11 error (exit status 2).
+         if (pos == 0 || pos != v.size() || v.find('-') != std::string::npos || n > UINT32_MAX)
+           throw CLI::ValidationError("--blocks", "'" + v + "' is not a block count (n >= 1) or 'auto'");
+         sf.blocks = static_cast<uint32_t>(n);
+       },
+       "block operations: blocks per buffer (n >= 1), or auto (broadcast: n from --beta/--tau/--cost-len, the "
+       "whole message's length; see docs/circulant.md)")
+      ->default_str("1");
   c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: blocks per rank; comma-separated");
   c->add_flag("--exclusive", sf.exclusive, "prefix: exclusive scan");
   c->add_option("--N", sf.N, "decentralized-encode: processors, N > K (ranks 0..K-1 are the sources)");

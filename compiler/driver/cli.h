@@ -34,6 +34,7 @@ void add_emit_cpp_command(CLI::App& app, CommandList& cmds);
 void add_extract_command(CLI::App& app, CommandList& cmds);
 // Subcommands in their own files (driver/cmd_<name>.cpp).
 void add_run_command(CLI::App& app, CommandList& cmds);  // `run`
+void add_verify_circulant_command(CLI::App& app, CommandList& cmds);  // cmd_verify_circulant.cpp
 
 // ---- spec from flags or a spec file ----------------------------------------
 
@@ -48,6 +49,7 @@ struct SpecFlags {
   uint32_t radix = 0;  // structured families: 0 = collplan chooses
   std::string phi;     // draw-loose: coset exponents
   uint32_t root = 0, blocks = 1;
+  bool blocks_auto = false;  // --blocks auto: compile picks n (broadcast; gen/circulant_plans.h)
   std::string counts;
   bool exclusive = false;
   // decentralized-encode
@@ -68,8 +70,14 @@ std::vector<uint64_t> parse_list(const std::string& text, const char* what);
 MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f);
 // Fills the flags the user did not give from the JSON spec file sf.spec_file.
 void apply_spec_file(SpecFlags& sf, const CLI::App& app);
-// The validated spec the flags describe.
+// The validated spec the flags describe. With --blocks auto, blocks = 1
+// until resolve_auto_blocks() picks n.
 Spec build_spec(const SpecFlags& sf);
+// --blocks auto (broadcast only): n minimising the circulant broadcast's
+// modeled time for a message of cm.len elements; cm.len becomes the block
+// length ⌈len/n⌉, the unit every generator's cost is then compared in.
+// Returns the note for the plan's algorithm name. UserError for other ops.
+std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm);
 // Adds --spec, --op, --K, ... to a subcommand.
 void add_spec_flags(CLI::App* c, SpecFlags& sf);
 

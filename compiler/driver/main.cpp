@@ -95,8 +95,10 @@ void write_generator(const Spec& spec, const std::string& path) {
 
 int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
                 const std::string& json_out, bool with_matrix, bool quiet, bool explain, const std::string& gen_out,
-                const Costing& m) {
-  const Spec spec = build_spec(sf);
+                const Costing& given) {
+  Spec spec = build_spec(sf);
+  Costing m = given;
+  const std::string blocks_note = sf.blocks_auto ? resolve_auto_blocks(spec, m) : std::string();
   if (explain) explain_choice(spec, algorithm, m);
   passes::CompileOptions opt;
   opt.algorithm = algorithm;
@@ -106,7 +108,8 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     std::stringstream ss(passes_csv);
     for (std::string p; std::getline(ss, p, ',');) opt.passes.push_back(p);
   }
-  const auto res = passes::compile(spec, opt);
+  auto res = passes::compile(spec, opt);
+  res.plan.spec.algorithm += blocks_note;  // how n was chosen travels with the plan
   if (!quiet)
     for (const auto& line : res.log) std::cerr << "  " << line << "\n";
   if (!out.empty()) ir::write_binary(res.plan, out);
@@ -270,6 +273,7 @@ int main(int argc, char** argv) {
   add_emit_cpp_command(app, commands);
   add_extract_command(app, commands);
   add_run_command(app, commands);
+  add_verify_circulant_command(app, commands);
 
   SpecFlags sf;
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out;

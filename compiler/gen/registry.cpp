@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gen/decentralized.h"
+#include "gen/circulant_plans.h"
 #include "gen/postal.h"
 #include "gen/prepare_shoot.h"
 #include "gen/trees.h"
@@ -167,6 +168,35 @@ const std::vector<GeneratorInfo>& generators() {
                        "Cauchy-like matrix or systematic GRS part: scale, inverse draw-and-loose, draw-and-loose, "
                        "scale; C = C(x) + C(y)",
                        cauchy_generator()),
+      {"circulant-broadcast",
+       "broadcast of n blocks from any root on Träff's circulant graph (p = 1, lambda = 1); exactly n-1+ceil(log2 K) "
+       "steps, one block per message (optimal); --blocks auto picks n by the cost model",
+       {OpKind::Broadcast},
+       [](const Spec& s, const CostModel&) { return circulant_broadcast(s); },
+       [](const Spec& s, const CostModel&) { return circulant_broadcast_cost(s); }},
+      {"circulant-allgather",
+       "allgather of n blocks per rank on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), "
+       "C2 = n(K-1), both optimal",
+       {OpKind::Allgather},
+       [](const Spec& s, const CostModel&) { return circulant_allgather(s); },
+       [](const Spec& s, const CostModel&) { return circulant_allgather_cost(s); }},
+      {"circulant-allreduce",
+       "allreduce of n blocks on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), C2 = n ceil(log2 K)",
+       {OpKind::Allreduce},
+       [](const Spec& s, const CostModel&) { return circulant_allreduce(s); },
+       [](const Spec& s, const CostModel&) { return circulant_allreduce_cost(s); }},
+      {"circulant-allgatherv",
+       "allgatherv (per-rank counts) as K simultaneous circulant broadcasts of n = --blocks pieces each, packed per "
+       "step (p = 1, lambda = 1); C1 = n-1+ceil(log2 K)",
+       {OpKind::Allgatherv},
+       [](const Spec& s, const CostModel&) { return circulant_allgatherv(s); },
+       [](const Spec& s, const CostModel&) { return circulant_allgatherv_cost(s); }},
+      {"circulant-reduce",
+       "reduce of n blocks to any root: the circulant broadcast run backwards (p = 1, lambda = 1); exactly "
+       "n-1+ceil(log2 K) steps, one block per message",
+       {OpKind::Reduce},
+       [](const Spec& s, const CostModel&) { return circulant_reduce(s); },
+       [](const Spec& s, const CostModel&) { return circulant_reduce_cost(s); }},
   };
   return g;
 }

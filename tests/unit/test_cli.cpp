@@ -113,7 +113,7 @@ TEST_CASE("cli: bad input gets a clear error and exit status 2", "[cli][errors]"
   expect_error("compile --K 8 --field prime:4294967311", 2, "4294967311");
   expect_error("compile --K 8 --field gf7", 2, "gf7");
   expect_error("compile --K 8 --op scatter", 2, "scatter");
-  expect_error("compile --K 8 --op allgather", 2, "allgather");
+  expect_error("compile --K 8 --op allgather --p 2", 2, "p = 2 ports");  // the only allgather generator is 1-port
   expect_error("compile --K 8 --matrix hilbert", 2, "hilbert");
   expect_error("compile --K 8 --algorithm magic", 2, "magic");
   expect_error("compile --K 8 --passes fold", 2, "fold");
@@ -304,4 +304,46 @@ TEST_CASE("cli: structured matrices, --explain, evaluation points, the RS genera
                "--radix and --phi choose structured points; --matrix random has none");
   expect_error("compile --K 16 --field prime:257 --matrix random --write-generator " + gen, 2,
                "--write-generator needs --matrix rs-systematic");
+}
+
+TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][circulant-plans]") {
+  const auto d = scratch();
+  const std::string plan = (d / "bcast.cplan").string();
+  const Result r = cli("compile --op broadcast --K 100 --root 7 --blocks auto --beta 100 --tau 1 --cost-len 100000 -q -o " +
+                       plan);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  // n* = sqrt((q−1)·m·τ/β) = sqrt(6·100000/100) ≈ 77.5; the integer argmin is 80.
+  CHECK(r.output.find("algorithm=circulant-broadcast n=80 (blocks auto") != std::string::npos);
+  CHECK(r.output.find("C1 = 86 steps") != std::string::npos);
+  const Result c = cli("check " + plan);
+  INFO(c.output);
+  CHECK(c.status == 0);
+  write(d / "auto.json", R"({"op": "broadcast", "K": 33, "blocks": "auto"})");
+  const Result sf = cli("compile --spec " + (d / "auto.json").string() + " --beta 50 --tau 1 --cost-len 20000 -q");
+  INFO(sf.output);
+  CHECK(sf.status == 0);
+  CHECK(sf.output.find("(blocks auto") != std::string::npos);
+  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast only");
+  expect_error("compile --op broadcast --K 8 --blocks many -q", 2, "'many'");
+  expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2, "p = 2 ports");
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE("cli: verify-circulant sweeps, spot checks and its errors", "[cli][circulant]") {
+  Result r = cli("verify-circulant --pmax 600 --threads 2");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("verified every rank of every p in [1, 600]") != std::string::npos);
+  CHECK(r.output.find("180300 ranks") != std::string::npos);  // 600·601/2
+  r = cli("verify-circulant --pmin 100 --pmax 140 --reference --threads 1");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("per-rank reference") != std::string::npos);
+  r = cli("verify-circulant --p 2147483648 --sample-ranks 40 --threads 2");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("verified 40 sampled ranks of p = 2147483648") != std::string::npos);
+  expect_error("verify-circulant", 2, "give either --pmax N, or --p P with --sample-ranks S");
+  expect_error("verify-circulant --p 100", 2, "needs both --p P and --sample-ranks S");
+  expect_error("verify-circulant --p 2147483649 --sample-ranks 3", 2, "--p 2147483649 is out of range");
+  expect_error("verify-circulant --pmin 50 --pmax 10", 2, "--pmax 10 is below --pmin 50");
 }

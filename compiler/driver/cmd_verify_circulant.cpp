@@ -1,0 +1,199 @@
+// `collplan verify-circulant`: validity of Träff's circulant schedules at
+// scale (SPEC §4.5; the checks are gen/circulant_check.h's (R), (S), (C)).
+//
+//   --pmax N            every rank of every p in [--pmin, N], whole p at a
+//                       time on the fast path (O(p log p) per p), spread
+//                       over --threads workers, largest p first; a progress
+//                       line (p done, ranks/s, ETA) every --progress seconds.
+//   --reference         the same with the per-rank Algorithms 2–5 (O(q³)
+//                       per rank): slow, the path the fast one is tested
+//                       against.
+//   --p P --sample-ranks S
+//                       spot check of S ranks of one p <= 2^31 (0, 1, p−1,
+//                       the skips and their neighbours, then seeded random
+//                       ranks) with the per-rank algorithms only.
+// Exit status 1 and the first violation when a schedule is wrong.
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "driver/cli.h"
+#include "gen/circulant_check.h"
+#include "matrix/matrix.h"
+#include "support/error.h"
+
+namespace collplan::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct VerifyCirculantFlags {
+  uint64_t pmin = 1, pmax = 0, p = 0, sample = 0, seed = 1;
+  unsigned threads = 0;
+  double progress = 10;
+  bool reference = false;
+};
+
+std::string eta_text(double s) {
+  if (!std::isfinite(s)) return "?";
+  if (s < 120) return fmt::format("{:.0f} s", s);
+  if (s < 7200) return fmt::format("{:.1f} min", s / 60);
+  return fmt::format("{:.1f} h", s / 3600);
+}
+
+// Work of one p, the unit of the ETA: ranks times rounds.
+double work_of(uint64_t p) { return static_cast<double>(p) * (gen::Circulant(p).q() + 1); }
+
+int run_all(const VerifyCirculantFlags& f) {
+  if (f.pmax < f.pmin) user_error("--pmax {} is below --pmin {}", f.pmax, f.pmin);
+  if (f.pmin < 1) user_error("--pmin 0: p starts at 1 processor");
+  if (f.pmax > (uint64_t{1} << 24))
+    user_error("--pmax {} is too large for the whole-p sweep (at most 16777216); spot-check larger p with --p P "
+               "--sample-ranks S",
+               f.pmax);
+  const unsigned T = f.threads ? f.threads : std::max(1u, std::thread::hardware_concurrency());
+  double total_work = 0;
+  for (uint64_t p = f.pmin; p <= f.pmax; ++p) total_work += work_of(p);
+
+  std::atomic<uint64_t> next{f.pmax};  // largest first: the tail is short
+  std::atomic<uint64_t> ranks_done{0}, ps_done{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::string error;
+  double work_done = 0;
+  const auto t0 = Clock::now();
+  auto worker = [&] {
+    gen::CirculantTable t;
+    gen::CirculantScratch scratch;
+    while (!failed.load()) {
+      const uint64_t p = next.fetch_sub(1);
+      if (p < f.pmin || p > f.pmax) break;
+      if (f.reference) gen::circulant_table_reference(p, t);
+      else gen::circulant_table_fast(p, t, scratch);
+      std::string e = gen::check_circulant_table(gen::Circulant(p), t);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!e.empty()) {
+        if (error.empty()) error = std::move(e);
+        failed = true;
+      }
+      work_done += work_of(p);
+      ranks_done += p;
+      ++ps_done;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned i = 0; i < T; ++i) pool.emplace_back(worker);
+  // Progress on stderr while the workers run.
+  const uint64_t num_p = f.pmax - f.pmin + 1;
+  auto last = Clock::now();
+  while (ps_done.load() < num_p && !failed.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (since(last) < f.progress) continue;
+    last = Clock::now();
+    double w;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      w = work_done;
+    }
+    const double el = since(t0);
+    const double eta = w > 0 ? el * (total_work - w) / w : INFINITY;
+    std::cerr << fmt::format("verify-circulant: {} of {} values of p done ({:.1f}% of the work), {} ranks, {:.3g} "
+                             "ranks/s, elapsed {}, ETA {}\n",
+                             ps_done.load(), num_p, 100 * w / total_work, ranks_done.load(), ranks_done.load() / el,
+                             eta_text(el), eta_text(eta));
+  }
+  for (auto& th : pool) th.join();
+  const double el = since(t0);
+  if (failed) verify_error("circulant schedule invalid: {}", error);
+  std::cout << fmt::format("verified every rank of every p in [{}, {}] ({} path, {} threads): {} ranks in {:.2f} s, "
+                           "{:.3g} ranks/s\n",
+                           f.pmin, f.pmax, f.reference ? "per-rank reference" : "whole-p fast", T, ranks_done.load(),
+                           el, ranks_done.load() / std::max(el, 1e-9));
+  return 0;
+}
+
+int run_sample(const VerifyCirculantFlags& f) {
+  if (f.p < 1 || f.p > gen::kCirculantMaxP)
+    user_error("--p {} is out of range (valid: 1..{})", f.p, gen::kCirculantMaxP);
+  if (f.sample == 0) user_error("--sample-ranks 0: give the number of ranks to check (>= 1)");
+  const gen::Circulant c(f.p);
+  // The ranks most likely to hit a corner: the ends, the skips and their
+  // neighbours; then seeded uniform ones.
+  std::set<uint64_t> picked;
+  auto pick = [&](uint64_t r) {
+    if (picked.size() < f.sample && r < f.p) picked.insert(r);
+  };
+  pick(0);
+  pick(1);
+  pick(f.p - 1);
+  for (uint32_t k = 0; k <= c.q() && picked.size() < f.sample; ++k) {
+    pick(c.skip(k) - 1);
+    pick(c.skip(k));
+    pick(c.skip(k) + 1);
+  }
+  SplitMix64 rng(f.seed);
+  while (picked.size() < std::min<uint64_t>(f.sample, f.p)) pick(rng.next() % f.p);
+  const std::vector<uint64_t> ranks(picked.begin(), picked.end());
+
+  const unsigned T = f.threads ? f.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::string error;
+  const auto t0 = Clock::now();
+  auto worker = [&] {
+    for (size_t i; !failed.load() && (i = next.fetch_add(1)) < ranks.size();) {
+      std::string e = gen::check_circulant_rank(c, ranks[i]);
+      if (e.empty()) continue;
+      std::lock_guard<std::mutex> lock(mu);
+      if (error.empty()) error = std::move(e);
+      failed = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned i = 0; i < T; ++i) pool.emplace_back(worker);
+  for (auto& th : pool) th.join();
+  const double el = since(t0);
+  if (failed) verify_error("circulant schedule invalid: {}", error);
+  std::cout << fmt::format("verified {} sampled ranks of p = {} (q = {}; each rank's schedule and its {} senders' and "
+                           "receivers'): {:.3f} s, {:.3g} ranks/s\n",
+                           ranks.size(), f.p, c.q(), 2 * c.q(), el, ranks.size() / std::max(el, 1e-9));
+  return 0;
+}
+
+}  // namespace
+
+void add_verify_circulant_command(CLI::App& app, CommandList& cmds) {
+  static VerifyCirculantFlags f;
+  auto* c = app.add_subcommand("verify-circulant",
+                               "check Träff's circulant broadcast schedules: every rank of every p <= --pmax, or "
+                               "sampled ranks of one --p up to 2^31");
+  c->add_option("--pmax", f.pmax, "check every rank of every p in [--pmin, --pmax] (at most 2^24)");
+  c->add_option("--pmin", f.pmin, "smallest p of the sweep")->capture_default_str();
+  c->add_option("--p", f.p, "spot check: the processor count (1..2^31)");
+  c->add_option("--sample-ranks", f.sample, "spot check: number of ranks of --p to check");
+  c->add_option("--seed", f.seed, "spot check: seed of the random ranks")->capture_default_str();
+  c->add_option("--threads", f.threads, "worker threads (default: hardware concurrency)");
+  c->add_option("--progress", f.progress, "seconds between progress lines on stderr")->capture_default_str();
+  c->add_flag("--reference", f.reference, "sweep with the per-rank algorithms (O(q^3) per rank) instead of the fast path");
+  cmds.push_back({c, [c] {
+                    const bool sweep = c->count("--pmax") > 0, sample = c->count("--p") + c->count("--sample-ranks") > 0;
+                    if (sweep == sample)
+                      user_error("verify-circulant: give either --pmax N, or --p P with --sample-ranks S");
+                    if (sample && (c->count("--p") == 0 || c->count("--sample-ranks") == 0))
+                      user_error("verify-circulant: a spot check needs both --p P and --sample-ranks S");
+                    return sweep ? run_all(f) : run_sample(f);
+                  }});
+}
+
+}  // namespace collplan::cli

@@ -1,0 +1,51 @@
+// Shared pieces of the circulant plan generators: the spec check and the
+// `--blocks auto` choice (gen/circulant_plans.h).
+#include "gen/circulant_plans.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "support/error.h"
+
+namespace collplan::gen {
+
+void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator) {
+  validate_spec_basics(spec);
+  if (spec.op != op) user_error("the {} generator computes '{}', not '{}'", generator, op_name(op), op_name(spec.op));
+  if (spec.p != 1)
+    user_error("{}: p = {} ports; circulant schedules use one port per processor (p = 1; postal generators cover p > 1)",
+               generator, spec.p);
+  if (spec.lambda != 1)
+    user_error("{}: lambda = {}; circulant schedules assume synchronous rounds (lambda = 1; postal generators cover "
+               "lambda > 1)",
+               generator, spec.lambda);
+}
+
+namespace {
+double bcast_time(uint32_t q, uint64_t m, double beta, double tau, uint64_t n) {
+  const uint64_t len = (m + n - 1) / n;
+  return static_cast<double>(n - 1 + q) * (beta + static_cast<double>(len) * tau);
+}
+}  // namespace
+
+uint32_t circulant_auto_blocks(uint64_t K, uint64_t m, double beta, double tau) {
+  if (m == 0) user_error("--blocks auto: the message length (--cost-len) must be >= 1 element");
+  if (!(beta >= 0) || !(tau >= 0)) user_error("--blocks auto: beta = {} and tau = {} must be >= 0", beta, tau);
+  const uint32_t q = Circulant(K).q();
+  // Exhaustive over the (at most 4096) candidates: exact despite the
+  // ceiling, which makes T non-convex near n*.
+  uint64_t best = 1;
+  for (uint64_t n = 2; n <= std::min<uint64_t>(m, kCirculantMaxAutoBlocks); ++n)
+    if (bcast_time(q, m, beta, tau, n) < bcast_time(q, m, beta, tau, best)) best = n;
+  return static_cast<uint32_t>(best);
+}
+
+std::string circulant_auto_blocks_note(uint64_t K, uint64_t m, double beta, double tau, uint32_t n) {
+  const uint32_t q = Circulant(K).q();
+  return fmt::format(" n={} (blocks auto: argmin (n-1+q)(beta+ceil(m/n)tau), q={}, m={}, beta={}, tau={}; "
+                     "n*=sqrt((q-1)m tau/beta))",
+                     n, q, m, beta, tau);
+}
+
+}  // namespace collplan::gen
