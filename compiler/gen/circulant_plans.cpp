@@ -22,6 +22,13 @@ void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator)
                generator, spec.lambda);
 }
 
+std::string circulant_why_not(const Spec& spec) {
+  if (spec.p != 1) return fmt::format("circulant schedules use one port per processor (p = 1), got p = {}", spec.p);
+  if (spec.lambda != 1)
+    return fmt::format("circulant schedules assume synchronous rounds (lambda = 1), got lambda = {}", spec.lambda);
+  return {};
+}
+
 namespace {
 double bcast_time(uint32_t q, uint64_t m, double beta, double tau, uint64_t n) {
   const uint64_t len = (m + n - 1) / n;

@@ -40,13 +40,14 @@ ir::Plan circulant_allgatherv(const Spec& spec);
 // Reduce: the broadcast run backwards, partial sums towards the root.
 ir::Plan circulant_reduce(const Spec& spec);
 
-// Costs without building (C1, C2 of the generator's plan). Specs the
-// generators reject get the largest cost, so `--algorithm auto` never
-// prefers them.
-inline PostalSplitCost circulant_cost(const Spec& spec, uint32_t C1, uint64_t C2) {
-  if (spec.p != 1 || spec.lambda != 1) return {0, 0, UINT32_MAX, UINT64_MAX};
-  return {0, 0, C1, C2};
-}
+// Why the circulant generators cannot compute `spec` ("" when they can):
+// they need one port and synchronous rounds. The registry's `why_not`, so
+// `--algorithm auto` skips them and `--explain` says why.
+std::string circulant_why_not(const Spec& spec);
+
+// Costs without building (C1, C2 of the generator's plan), for specs
+// circulant_why_not accepts.
+inline PostalSplitCost circulant_cost(const Spec&, uint32_t C1, uint64_t C2) { return {0, 0, C1, C2}; }
 PostalSplitCost circulant_broadcast_cost(const Spec& spec);
 PostalSplitCost circulant_allgather_cost(const Spec& spec);
 PostalSplitCost circulant_allreduce_cost(const Spec& spec);

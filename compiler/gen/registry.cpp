@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "gen/decentralized.h"
 #include "gen/circulant_plans.h"
 #include "gen/postal.h"
@@ -173,30 +175,35 @@ const std::vector<GeneratorInfo>& generators() {
        "steps, one block per message (optimal); --blocks auto picks n by the cost model",
        {OpKind::Broadcast},
        [](const Spec& s, const CostModel&) { return circulant_broadcast(s); },
-       [](const Spec& s, const CostModel&) { return circulant_broadcast_cost(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_broadcast_cost(s); },
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
       {"circulant-allgather",
        "allgather of n blocks per rank on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), "
        "C2 = n(K-1), both optimal",
        {OpKind::Allgather},
        [](const Spec& s, const CostModel&) { return circulant_allgather(s); },
-       [](const Spec& s, const CostModel&) { return circulant_allgather_cost(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_allgather_cost(s); },
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
       {"circulant-allreduce",
        "allreduce of n blocks on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), C2 = n ceil(log2 K)",
        {OpKind::Allreduce},
        [](const Spec& s, const CostModel&) { return circulant_allreduce(s); },
-       [](const Spec& s, const CostModel&) { return circulant_allreduce_cost(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_allreduce_cost(s); },
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
       {"circulant-allgatherv",
        "allgatherv (per-rank counts) as K simultaneous circulant broadcasts of n = --blocks pieces each, packed per "
        "step (p = 1, lambda = 1); C1 = n-1+ceil(log2 K)",
        {OpKind::Allgatherv},
        [](const Spec& s, const CostModel&) { return circulant_allgatherv(s); },
-       [](const Spec& s, const CostModel&) { return circulant_allgatherv_cost(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_allgatherv_cost(s); },
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
       {"circulant-reduce",
        "reduce of n blocks to any root: the circulant broadcast run backwards (p = 1, lambda = 1); exactly "
        "n-1+ceil(log2 K) steps, one block per message",
        {OpKind::Reduce},
        [](const Spec& s, const CostModel&) { return circulant_reduce(s); },
-       [](const Spec& s, const CostModel&) { return circulant_reduce_cost(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_reduce_cost(s); },
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
   };
   return g;
 }
@@ -246,6 +253,10 @@ const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm) {
     }
   }
   if (!best) {
+    std::string why;
+    for (const Candidate& c : candidates(spec, cm))
+      why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", c.generator->name, c.why_not);
+    if (!why.empty()) user_error("no generator applies to this '{}' spec ({})", op_name(spec.op), why);
     std::string have;
     for (OpKind op : all_ops())
       for (const auto& g : generators())

@@ -113,7 +113,7 @@ TEST_CASE("cli: bad input gets a clear error and exit status 2", "[cli][errors]"
   expect_error("compile --K 8 --field prime:4294967311", 2, "4294967311");
   expect_error("compile --K 8 --field gf7", 2, "gf7");
   expect_error("compile --K 8 --op scatter", 2, "scatter");
-  expect_error("compile --K 8 --op allgather --p 2", 2, "p = 2 ports");  // the only allgather generator is 1-port
+  expect_error("compile --K 8 --op allgather --p 2", 2, "circulant-allgather: circulant schedules use one port per processor (p = 1), got p = 2");  // the only allgather generator is 1-port
   expect_error("compile --K 8 --matrix hilbert", 2, "hilbert");
   expect_error("compile --K 8 --algorithm magic", 2, "magic");
   expect_error("compile --K 8 --passes fold", 2, "fold");
@@ -326,7 +326,8 @@ TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][
   CHECK(sf.output.find("(blocks auto") != std::string::npos);
   expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast only");
   expect_error("compile --op broadcast --K 8 --blocks many -q", 2, "'many'");
-  expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2, "p = 2 ports");
+  expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2,
+               "algorithm 'circulant-broadcast' cannot compute this spec: circulant schedules use one port per processor (p = 1), got p = 2");
   std::filesystem::remove_all(d);
 }
 
