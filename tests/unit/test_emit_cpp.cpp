@@ -416,6 +416,75 @@ TEST_CASE("emit-cpp same bytes, grid: every family over fields, K, p, lambda", "
       }
 }
 
+TEST_CASE("emit-cpp same bytes, grid: trees, decentralized, structured matrices, circulant", "[.slow][slow][emit][diff]") {
+  const std::vector<Field> fields = {Field::gf256(), Field::gf65536(), Field::prime(65537), Field::prime(2147483647)};
+  int n = 0;
+  for (uint32_t K : {3u, 9u})
+    for (auto [p, lambda] : {std::pair{1u, 1u}, std::pair{2u, 3u}}) {
+      const Field& f = fields[n % fields.size()];
+      const uint32_t blocks = 1 + n % 4, root = static_cast<uint32_t>(n) % K;
+      const size_t len = 5 + (n++ % 7);
+      same_bytes_blocks({{"tree-broadcast", OpKind::Broadcast, K, p, lambda, f, blocks, root, len},
+                         {"tree-reduce", OpKind::Reduce, K, p, lambda, f, blocks, root, len},
+                         {"pipelined-broadcast", OpKind::Broadcast, K, p, lambda, f, blocks + 1, root, len},
+                         {"pipelined-reduce", OpKind::Reduce, K, p, lambda, f, blocks + 1, root, len}});
+    }
+  for (auto [N, K] : {std::pair{5u, 2u}, std::pair{8u, 5u}, std::pair{12u, 3u}}) {
+    const Field& f = fields[n % fields.size()];
+    const uint32_t p = 1 + n % 2;
+    const size_t len = 5 + (n++ % 7);
+    const std::string tag = fmt::format("-N{}-K{}", N, K);
+    same_bytes(compiled(dec_spec(N, K, p, true, f), "decentralized-grid"), len, "grid" + tag);
+    same_bytes(compiled(dec_spec(N, K, p, false, f), "decentralized-grouped"), len, "grouped" + tag);
+    same_bytes(compiled(dec_spec(N, K, p, n % 2 == 0, f), "decentralized-padded"), len, "padded" + tag);
+    same_bytes(compiled(dec_spec(N, K, p, true, f), "decentralized-naive"), len, "naive" + tag);
+  }
+  // {field, K, radix P, p}: P | gcd(K, q-1).
+  struct Structured {
+    Field f;
+    uint32_t K, P, p;
+  };
+  for (const auto& [f, K, P, p] : std::vector<Structured>{{Field::prime(65537), 16, 2, 1},
+                                                          {Field::prime(65537), 16, 4, 3},
+                                                          {Field::gf256(), 5, 5, 2}}) {
+    const std::string tag = fmt::format("-{}-K{}-P{}-p{}", f.size(), K, P, p);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_dft(K, P, f)), "dft"), 9, "dft" + tag);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_dft(K, P, f, true)), "inverse-dft"), 9, "idft" + tag);
+  }
+  for (const auto& [f, K, P, p] :
+       std::vector<Structured>{{Field::prime(7681), 12, 2, 1}, {Field::gf65536(), 10, 5, 2}}) {
+    const std::string tag = fmt::format("-{}-K{}-P{}-p{}", f.size(), K, P, p);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_draw_loose(K, P, {}, f)), "draw-loose"), 6, "dl" + tag);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_draw_loose(K, P, {}, f, true)), "inverse-draw-loose"), 6,
+               "idl" + tag);
+    const auto [a, b] = two_point_sets(f, K, P);
+    std::vector<Elem> c(K), d(K);
+    SplitMix64 rng(K * P);
+    for (uint32_t i = 0; i < K; ++i) {
+      c[i] = rng.nonzero(f);
+      d[i] = rng.nonzero(f);
+    }
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_lagrange(a, b, f)), "lagrange"), 6, "lagrange" + tag);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_four_lists("cauchy", {a, b, c, d}, f)), "cauchy"), 6,
+               "cauchy" + tag);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_four_lists("rs-systematic", {a, b, c, d}, f)), "cauchy"),
+               6, "rs" + tag);
+  }
+  for (uint32_t K : {2u, 5u, 12u}) {
+    const Field& f = fields[n % fields.size()];
+    const uint32_t blocks = 1 + n % 3, root = K - 1;
+    const size_t len = 5 + (n++ % 7);
+    same_bytes_blocks({{"circulant-broadcast", OpKind::Broadcast, K, 1, 1, f, blocks + 1, root, len},
+                       {"circulant-allgather", OpKind::Allgather, K, 1, 1, f, blocks, 0, len},
+                       {"circulant-allreduce", OpKind::Allreduce, K, 1, 1, f, blocks, 0, len},
+                       {"circulant-reduce", OpKind::Reduce, K, 1, 1, f, blocks + 1, root, len}});
+    Spec v = block_spec(OpKind::Allgatherv, K, 1, 1, f, blocks, 0);
+    for (uint32_t j = 0; j < K; ++j) v.counts.push_back((j * 7 + K) % 4);
+    v.counts[0] = 1;
+    same_bytes(compiled(v, "circulant-allgatherv"), len, fmt::format("agv-K{}", K));
+  }
+}
+
 TEST_CASE("emit-cpp CLI: one rank, self-contained directory, compiles alone, bad input named", "[emit][cli]") {
   const auto d = scratch("cli");
   const std::string plan = (d / "p.cplan").string(), out = (d / "out").string();
