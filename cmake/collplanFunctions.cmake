@@ -3,8 +3,8 @@
 # collplan build tree uses it too (plans/).
 #
 #   collplan_add_plan(<target>
-#       OP <op> K <K> [P <p>] [LAMBDA <lambda>] [FIELD <field>]
-#       [MATRIX <family>] [SEED <seed>] [POINTS <p0,p1,...>] [MATRIX_FILE <file>]
+#       OP <op> K <K> [N <N>] [P <p>] [LAMBDA <lambda>] [FIELD <field>]
+#       [MATRIX <family>] [CODE <code>] [SEED <seed>] [POINTS <p0,p1,...>] [MATRIX_FILE <file>]
 #       [ROOT <root>] [BLOCKS <n>] [COUNTS <c0,c1,...>] [EXCLUSIVE]
 #       [ALGORITHM <name>] [NAME <identifier>] [RANK <r>]
 #       [CPP] [BINARY] [TEXT])
@@ -13,6 +13,8 @@
 # the CLI flags of the same names mean; see `collplan compile --help`), then
 # `collplan check` on the plan, then, with CPP, `collplan emit-cpp` (all
 # ranks, or RANK alone). With neither CPP nor BINARY it acts as BINARY.
+# decentralized-encode needs N (its rank count) and a matrix: CODE (e.g. rs)
+# or MATRIX/MATRIX_FILE.
 #   BINARY  the .cplan becomes a (non-compiled) source of <target>, so the
 #           target is rebuilt after it;
 #   CPP     the generated <name>_rank<r>.cpp become sources of <target>, the
@@ -46,7 +48,7 @@ endfunction()
 
 function(collplan_add_plan target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "CPP;BINARY;TEXT;EXCLUSIVE"
-    "OP;K;P;LAMBDA;FIELD;MATRIX;SEED;POINTS;MATRIX_FILE;ROOT;BLOCKS;COUNTS;ALGORITHM;NAME;RANK" "")
+    "OP;K;N;P;LAMBDA;FIELD;MATRIX;CODE;SEED;POINTS;MATRIX_FILE;ROOT;BLOCKS;COUNTS;ALGORITHM;NAME;RANK" "")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "collplan_add_plan(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -73,14 +75,14 @@ function(collplan_add_plan target)
 
   # The spec file `collplan compile --spec` reads.
   set(json "{\n  \"op\": \"${ARG_OP}\",\n  \"K\": ${ARG_K}")
-  foreach(pair "P;p" "LAMBDA;lambda" "SEED;seed" "ROOT;root" "BLOCKS;blocks")
+  foreach(pair "N;N" "P;p" "LAMBDA;lambda" "SEED;seed" "ROOT;root" "BLOCKS;blocks")
     list(GET pair 0 opt)
     list(GET pair 1 key)
     if(DEFINED ARG_${opt})
       string(APPEND json ",\n  \"${key}\": ${ARG_${opt}}")
     endif()
   endforeach()
-  foreach(pair "FIELD;field" "MATRIX;matrix" "POINTS;points" "COUNTS;counts")
+  foreach(pair "FIELD;field" "MATRIX;matrix" "CODE;code" "POINTS;points" "COUNTS;counts")
     list(GET pair 0 opt)
     list(GET pair 1 key)
     if(DEFINED ARG_${opt})
@@ -121,15 +123,20 @@ function(collplan_add_plan target)
   endif()
   set(sources)
   if(ARG_CPP)
+    # Every rank of the plan: N for decentralized-encode, K otherwise.
+    set(num_ranks ${ARG_K})
     if(ARG_OP STREQUAL "decentralized-encode")
-      message(FATAL_ERROR "collplan_add_plan(${target}): CPP for decentralized-encode is not supported (rank count N)")
+      if(NOT DEFINED ARG_N)
+        message(FATAL_ERROR "collplan_add_plan(${target}): decentralized-encode needs N (its rank count)")
+      endif()
+      set(num_ranks ${ARG_N})
     endif()
     set(rank_args)
     if(DEFINED ARG_RANK)
       set(ranks ${ARG_RANK})
       set(rank_args --rank ${ARG_RANK})
     else()
-      math(EXPR last "${ARG_K} - 1")
+      math(EXPR last "${num_ranks} - 1")
       foreach(r RANGE ${last})
         list(APPEND ranks ${r})
       endforeach()

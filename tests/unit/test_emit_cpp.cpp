@@ -10,6 +10,8 @@
 #include "collplan_embedded.h"
 #include "emit_support.h"
 #include "gen/registry.h"
+#include "matrix/codes.h"
+#include "matrix/structured.h"
 #include "passes/pipeline.h"
 #include "runtime/gf/gf_kernels.h"
 #include "support/error.h"
@@ -28,6 +30,25 @@ Spec spec_of(OpKind op, uint32_t K, uint32_t p, uint32_t lambda, const Field& f,
   s.field = f;
   s.algorithm = algorithm;
   return s;
+}
+
+// A block operation (broadcast, reduce, allgather(v), allreduce).
+Spec block_spec(OpKind op, uint32_t K, uint32_t p, uint32_t lambda, const Field& f, uint32_t blocks, uint32_t root) {
+  Spec s = spec_of(op, K, p, lambda, f, "");
+  s.blocks = blocks;
+  s.root = root;
+  return s;
+}
+
+// A decentralized [N, K] encode with a random A (systematic) or G.
+Spec dec_spec(uint32_t N, uint32_t K, uint32_t p, bool systematic, const Field& f) {
+  return make_decentralized_spec(N, K, p, 1, f, matrix_explicit(random_matrix(K, systematic ? N - K : N, N * K, f), f));
+}
+
+// Two disjoint draw-and-loose point sets of K points each (radix P).
+std::pair<std::vector<Elem>, std::vector<Elem>> two_point_sets(const Field& f, uint32_t K, uint32_t P) {
+  const std::vector<Elem> v = disjoint_point_sets(f, K, P, 2);
+  return {std::vector<Elem>(v.begin(), v.begin() + K), std::vector<Elem>(v.begin() + K, v.end())};
 }
 
 ir::Plan compiled(const Spec& s, const std::string& algorithm) {
@@ -257,10 +278,111 @@ TEST_CASE("emit-cpp same bytes: postal-broadcast K=6 blocks=3 lambda=2 gf256", "
   same_bytes(compiled(s, "postal-broadcast"), 50, "postal-broadcast");
 }
 
+namespace {
+
+// Block operations: {generator, op, K, p, lambda, field, blocks, root, len}.
+struct BlockCase {
+  const char* generator;
+  OpKind op;
+  uint32_t K, p, lambda;
+  Field field;
+  uint32_t blocks, root;
+  size_t len;
+};
+
+void same_bytes_blocks(const std::vector<BlockCase>& cases) {
+  for (const auto& c : cases)
+    same_bytes(compiled(block_spec(c.op, c.K, c.p, c.lambda, c.field, c.blocks, c.root), c.generator), c.len,
+               c.generator);
+}
+
+}  // namespace
+
+TEST_CASE("emit-cpp same bytes: tree-broadcast, tree-reduce, pipelined-broadcast, pipelined-reduce", "[emit][diff]") {
+  same_bytes_blocks({{"tree-broadcast", OpKind::Broadcast, 7, 2, 2, Field::gf65536(), 3, 4, 23},
+                     {"tree-reduce", OpKind::Reduce, 6, 1, 1, Field::prime(65537), 2, 5, 17},
+                     {"pipelined-broadcast", OpKind::Broadcast, 6, 2, 1, Field::gf256(), 4, 1, 29},
+                     {"pipelined-reduce", OpKind::Reduce, 5, 1, 2, Field::prime(2147483647), 3, 3, 13}});
+}
+
+// Decentralized plans run on N ranks; sinks have no inputs, systematic
+// sources no outputs.
+TEST_CASE("emit-cpp same bytes: decentralized-grid N=7 K=4 (K >= R) and N=9 K=3 (K < R)", "[emit][diff]") {
+  same_bytes(compiled(dec_spec(7, 4, 1, true, Field::gf256()), "decentralized-grid"), 31, "decentralized-grid-KgeR");
+  same_bytes(compiled(dec_spec(9, 3, 2, true, Field::prime(65537)), "decentralized-grid"), 11,
+             "decentralized-grid-KltR");
+}
+
+TEST_CASE("emit-cpp same bytes: decentralized-grouped N=10 K=3 gf65536", "[emit][diff]") {
+  same_bytes(compiled(dec_spec(10, 3, 1, false, Field::gf65536()), "decentralized-grouped"), 19, "decentralized-grouped");
+}
+
+TEST_CASE("emit-cpp same bytes: decentralized-padded N=6 K=4 systematic gf256", "[emit][diff]") {
+  same_bytes(compiled(dec_spec(6, 4, 2, true, Field::gf256()), "decentralized-padded"), 21, "decentralized-padded");
+}
+
+TEST_CASE("emit-cpp same bytes: decentralized-naive N=8 K=3 p=2 prime:2^31-1", "[emit][diff]") {
+  same_bytes(compiled(dec_spec(8, 3, 2, true, Field::prime(2147483647)), "decentralized-naive"), 9,
+             "decentralized-naive");
+}
+
+// Structured matrices: K = 8 over GF(257) (8 | 256), radix 2.
+TEST_CASE("emit-cpp same bytes: dft and inverse-dft K=8 P=2 prime:257", "[emit][diff]") {
+  const Field f = Field::prime(257);
+  same_bytes(compiled(make_encode_spec(8, 1, 1, f, matrix_dft(8, 2, f)), "dft"), 15, "dft");
+  same_bytes(compiled(make_encode_spec(8, 1, 1, f, matrix_dft(8, 2, f, true)), "inverse-dft"), 15, "inverse-dft");
+}
+
+TEST_CASE("emit-cpp same bytes: draw-loose and inverse-draw-loose K=6 P=2 p=2 prime:7681", "[emit][diff]") {
+  const Field f = Field::prime(7681);
+  same_bytes(compiled(make_encode_spec(6, 2, 1, f, matrix_draw_loose(6, 2, {}, f)), "draw-loose"), 12, "draw-loose");
+  same_bytes(compiled(make_encode_spec(6, 2, 1, f, matrix_draw_loose(6, 2, {}, f, true)), "inverse-draw-loose"), 12,
+             "inverse-draw-loose");
+}
+
+TEST_CASE("emit-cpp same bytes: lagrange K=5 P=5 gf256", "[emit][diff]") {
+  const Field f = Field::gf256();
+  const auto [a, b] = two_point_sets(f, 5, 5);
+  same_bytes(compiled(make_encode_spec(5, 1, 1, f, matrix_lagrange(a, b, f)), "lagrange"), 14, "lagrange");
+}
+
+TEST_CASE("emit-cpp same bytes: cauchy and rs-systematic matrices K=8 p=2 prime:257", "[emit][diff]") {
+  const Field f = Field::prime(257);
+  const auto [a, b] = two_point_sets(f, 8, 2);
+  std::vector<Elem> c(8), d(8);
+  for (uint32_t i = 0; i < 8; ++i) {
+    c[i] = 3 + i;
+    d[i] = 100 + 7 * i;
+  }
+  same_bytes(compiled(make_encode_spec(8, 2, 1, f, matrix_four_lists("cauchy", {a, b, c, d}, f)), "cauchy"), 10,
+             "cauchy");
+  same_bytes(compiled(make_encode_spec(8, 2, 1, f, matrix_four_lists("rs-systematic", {a, b, c, d}, f)), "cauchy"), 10,
+             "cauchy-rs");
+}
+
+// Circulant schedules: p = 1, lambda = 1.
+TEST_CASE("emit-cpp same bytes: circulant-broadcast, -allgather, -allreduce, -reduce", "[emit][diff]") {
+  same_bytes_blocks({{"circulant-broadcast", OpKind::Broadcast, 7, 1, 1, Field::gf256(), 4, 3, 18},
+                     {"circulant-allgather", OpKind::Allgather, 6, 1, 1, Field::gf65536(), 2, 0, 11},
+                     {"circulant-allreduce", OpKind::Allreduce, 7, 1, 1, Field::prime(65537), 3, 0, 16},
+                     {"circulant-reduce", OpKind::Reduce, 6, 1, 1, Field::prime(2147483647), 3, 5, 7}});
+}
+
+TEST_CASE("emit-cpp same bytes: circulant-allgatherv K=5 counts 2,0,3,1,0 blocks=2 gf256", "[emit][diff]") {
+  Spec s = block_spec(OpKind::Allgatherv, 5, 1, 1, Field::gf256(), 2, 0);
+  s.counts = {2, 0, 3, 1, 0};
+  same_bytes(compiled(s, "circulant-allgatherv"), 9, "circulant-allgatherv");
+}
+
 TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[emit]") {
   // A new generator must get a same-bytes case: this list is the cases above.
   const std::vector<std::string> covered = {"prepare-shoot", "postal-allgather", "postal-prepare-shoot", "postal-prefix",
-                                            "postal-broadcast"};
+                                            "postal-broadcast", "tree-broadcast", "tree-reduce", "pipelined-broadcast",
+                                            "pipelined-reduce", "decentralized-grid", "decentralized-grouped",
+                                            "decentralized-padded", "decentralized-naive", "dft", "inverse-dft",
+                                            "draw-loose", "inverse-draw-loose", "lagrange", "cauchy",
+                                            "circulant-broadcast", "circulant-allgather", "circulant-allreduce",
+                                            "circulant-allgatherv", "circulant-reduce"};
   for (const auto& g : gen::generators()) {
     INFO("generator " << g.name << " has no same-bytes case in test_emit_cpp.cpp");
     CHECK(std::find(covered.begin(), covered.end(), g.name) != covered.end());
@@ -292,6 +414,75 @@ TEST_CASE("emit-cpp same bytes, grid: every family over fields, K, p, lambda", "
         b.root = static_cast<uint32_t>(n) % K;
         same_bytes(compiled(b, "postal-broadcast"), len, "bc-" + tag);
       }
+}
+
+TEST_CASE("emit-cpp same bytes, grid: trees, decentralized, structured matrices, circulant", "[.slow][slow][emit][diff]") {
+  const std::vector<Field> fields = {Field::gf256(), Field::gf65536(), Field::prime(65537), Field::prime(2147483647)};
+  int n = 0;
+  for (uint32_t K : {3u, 9u})
+    for (auto [p, lambda] : {std::pair{1u, 1u}, std::pair{2u, 3u}}) {
+      const Field& f = fields[n % fields.size()];
+      const uint32_t blocks = 1 + n % 4, root = static_cast<uint32_t>(n) % K;
+      const size_t len = 5 + (n++ % 7);
+      same_bytes_blocks({{"tree-broadcast", OpKind::Broadcast, K, p, lambda, f, blocks, root, len},
+                         {"tree-reduce", OpKind::Reduce, K, p, lambda, f, blocks, root, len},
+                         {"pipelined-broadcast", OpKind::Broadcast, K, p, lambda, f, blocks + 1, root, len},
+                         {"pipelined-reduce", OpKind::Reduce, K, p, lambda, f, blocks + 1, root, len}});
+    }
+  for (auto [N, K] : {std::pair{5u, 2u}, std::pair{8u, 5u}, std::pair{12u, 3u}}) {
+    const Field& f = fields[n % fields.size()];
+    const uint32_t p = 1 + n % 2;
+    const size_t len = 5 + (n++ % 7);
+    const std::string tag = fmt::format("-N{}-K{}", N, K);
+    same_bytes(compiled(dec_spec(N, K, p, true, f), "decentralized-grid"), len, "grid" + tag);
+    same_bytes(compiled(dec_spec(N, K, p, false, f), "decentralized-grouped"), len, "grouped" + tag);
+    same_bytes(compiled(dec_spec(N, K, p, n % 2 == 0, f), "decentralized-padded"), len, "padded" + tag);
+    same_bytes(compiled(dec_spec(N, K, p, true, f), "decentralized-naive"), len, "naive" + tag);
+  }
+  // {field, K, radix P, p}: P | gcd(K, q-1).
+  struct Structured {
+    Field f;
+    uint32_t K, P, p;
+  };
+  for (const auto& [f, K, P, p] : std::vector<Structured>{{Field::prime(65537), 16, 2, 1},
+                                                          {Field::prime(65537), 16, 4, 3},
+                                                          {Field::gf256(), 5, 5, 2}}) {
+    const std::string tag = fmt::format("-{}-K{}-P{}-p{}", f.size(), K, P, p);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_dft(K, P, f)), "dft"), 9, "dft" + tag);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_dft(K, P, f, true)), "inverse-dft"), 9, "idft" + tag);
+  }
+  for (const auto& [f, K, P, p] :
+       std::vector<Structured>{{Field::prime(7681), 12, 2, 1}, {Field::gf65536(), 10, 5, 2}}) {
+    const std::string tag = fmt::format("-{}-K{}-P{}-p{}", f.size(), K, P, p);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_draw_loose(K, P, {}, f)), "draw-loose"), 6, "dl" + tag);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_draw_loose(K, P, {}, f, true)), "inverse-draw-loose"), 6,
+               "idl" + tag);
+    const auto [a, b] = two_point_sets(f, K, P);
+    std::vector<Elem> c(K), d(K);
+    SplitMix64 rng(K * P);
+    for (uint32_t i = 0; i < K; ++i) {
+      c[i] = rng.nonzero(f);
+      d[i] = rng.nonzero(f);
+    }
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_lagrange(a, b, f)), "lagrange"), 6, "lagrange" + tag);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_four_lists("cauchy", {a, b, c, d}, f)), "cauchy"), 6,
+               "cauchy" + tag);
+    same_bytes(compiled(make_encode_spec(K, p, 1, f, matrix_four_lists("rs-systematic", {a, b, c, d}, f)), "cauchy"),
+               6, "rs" + tag);
+  }
+  for (uint32_t K : {2u, 5u, 12u}) {
+    const Field& f = fields[n % fields.size()];
+    const uint32_t blocks = 1 + n % 3, root = K - 1;
+    const size_t len = 5 + (n++ % 7);
+    same_bytes_blocks({{"circulant-broadcast", OpKind::Broadcast, K, 1, 1, f, blocks + 1, root, len},
+                       {"circulant-allgather", OpKind::Allgather, K, 1, 1, f, blocks, 0, len},
+                       {"circulant-allreduce", OpKind::Allreduce, K, 1, 1, f, blocks, 0, len},
+                       {"circulant-reduce", OpKind::Reduce, K, 1, 1, f, blocks + 1, root, len}});
+    Spec v = block_spec(OpKind::Allgatherv, K, 1, 1, f, blocks, 0);
+    for (uint32_t j = 0; j < K; ++j) v.counts.push_back((j * 7 + K) % 4);
+    v.counts[0] = 1;
+    same_bytes(compiled(v, "circulant-allgatherv"), len, fmt::format("agv-K{}", K));
+  }
 }
 
 TEST_CASE("emit-cpp CLI: one rank, self-contained directory, compiles alone, bad input named", "[emit][cli]") {

@@ -23,7 +23,8 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 TEST_CASE("plans/: the build's plan dumps equal the approved ones", "[plans][golden]") {
-  for (const char* name : {"encode_k16_gf256_vandermonde", "encode_k16_p65537_vandermonde", "broadcast_k8_b4_l2"}) {
+  for (const char* name : {"encode_k16_gf256_vandermonde", "encode_k16_p65537_vandermonde", "broadcast_k8_b4_l2",
+                           "rs_16_12_gf256_decentralized", "dft_k16_p65537", "broadcast_k12_b4_circulant"}) {
     const std::string built = std::string(COLLPLAN_PLANS_BUILD_DIR) + "/" + name + "/" + name + ".txt";
     const std::string approved = std::string(COLLPLAN_SOURCE_DIR) + "/plans/" + name + ".txt";
     const std::string text = slurp(built);
