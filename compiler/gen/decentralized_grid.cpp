@@ -31,7 +31,9 @@
 // prepare-and-shoot otherwise. A block with borrowed cells (zero rows, or
 // padded columns) is not Cauchy-like and stays explicit.
 // With λ > 1 every phase is the λ-stretched tree or the registry's postal
-// encode; C1 is then the sum of the phases' steps.
+// encode; C1 is then the sum of the phases' steps. With cauchy blocks
+// (below) the column encode costs C1 = C2 = C(x) + C(y) of the two
+// draw-and-loose pieces instead (2·log₂B for B×B blocks at p = 1, P = 2).
 #include <fmt/format.h>
 
 #include <optional>

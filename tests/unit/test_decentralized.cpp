@@ -396,12 +396,26 @@ TEST_CASE("Reed-Solomon blocks: the cauchy generator where its modeled time is l
   CHECK_THAT(rs_grid_case(164, 100, 1, cheap_steps, f, 8, 16), !Catch::Contains("cauchy"));
 }
 
-TEST_CASE("Reed-Solomon blocks: cauchy K x K blocks for K < R", "[.slow][slow][decentralized][codes]") {
+TEST_CASE("Reed-Solomon blocks: cauchy K x K blocks for K < R, and a runtime replay", "[.slow][slow][decentralized][codes]") {
   gen::CostModel cheap_steps;
   cheap_steps.beta = 0.01;
   // Row broadcasts (2 steps, 2 elements), then 64x64 cauchy blocks (12, 12).
   CHECK_THAT(rs_grid_case(192, 64, 1, cheap_steps, Field::prime(257), 14, 14), Catch::Contains("by cauchy"));
   CHECK_THAT(rs_grid_case(256, 128, 1, cheap_steps, Field::prime(65537), 15, 15), Catch::Contains("by cauchy"));
+  // The runtime runs a cauchy-block plan (compiled through the pipeline) and
+  // matches direct encoding byte for byte.
+  const Field f = Field::prime(257);
+  const auto res =
+      passes::compile(make_decentralized_spec(128, 64, 1, 1, f, code_matrix("rs", 128, 64, true, 0, f)), [&] {
+        passes::CompileOptions o;
+        o.algorithm = "decentralized-grid";
+        o.cost_model = cheap_steps;
+        return o;
+      }());
+  REQUIRE_THAT(res.plan.spec.algorithm, Catch::Contains("by cauchy"));
+  const auto rep = rt::replay_and_compare(res.plan, 64, 5, 1);
+  CHECK(rep.equal);
+  CHECK(rep.first_mismatch.empty());
 }
 
 TEST_CASE("Lagrange codes: interpolate at omega, evaluate at alpha", "[decentralized][codes]") {
