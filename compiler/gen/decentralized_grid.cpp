@@ -51,6 +51,15 @@ namespace {
 // The RS code whose systematic matrix A is, or nothing.
 std::optional<RsSystematic> rs_code_of(const Matrix& A, uint32_t N, uint32_t K, const Field& f) {
   if (N > f.size() - 1) return std::nullopt;
+  // A[0][0] = c_0·d_0/(x_0 − y_0) first (O(K)): most matrices are not RS,
+  // and the whole RS matrix costs as much as A itself.
+  const std::vector<Elem> pts = rs_points(N, K, f);
+  Elem c0 = 1, d0 = f.neg(1);
+  for (uint32_t l = 0; l < K; ++l) {
+    if (l != 0) c0 = f.mul(c0, f.sub(pts[0], pts[l]));
+    d0 = f.mul(d0, f.sub(pts[K], pts[l]));
+  }
+  if (A.at(0, 0) != f.div(d0, f.mul(c0, f.sub(pts[0], pts[K])))) return std::nullopt;
   RsSystematic rs = rs_code(N, K, f);
   if (!(rs.A == A)) return std::nullopt;
   return rs;
