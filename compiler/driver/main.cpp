@@ -73,24 +73,43 @@ void explain_choice(const Spec& spec, const std::string& algorithm, const Costin
   }
 }
 
-// `compile --write-generator`: the systematic generator [I | A] (K x 2K) of
-// the GRS [2K, K] code an rs-systematic spec encodes, as CSV.
+// `compile --write-generator`: the generator matrix of the code the spec
+// encodes, as CSV: [I | A] (K x 2K) of the GRS [2K, K] code of an
+// rs-systematic spec; for decentralized-encode, [I | A] (K x N) of a
+// systematic code or G (K x N) — the same rows the sinks' symbols come from.
 void write_generator(const Spec& spec, const std::string& path) {
   const MatrixSpec& ms = spec.matrix;
-  if (ms.family != "rs-systematic")
-    user_error("--write-generator needs --matrix rs-systematic (the matrix is {})", ms.family);
-  const uint32_t K = spec.K;
-  auto list = [&](uint32_t i) { return std::vector<Elem>(ms.points.begin() + i * K, ms.points.begin() + (i + 1) * K); };
-  const Matrix g = rs_systematic(2 * K, K, spec.field, list(0), list(1), list(2), list(3)).generator();
+  Matrix g;
+  std::string what;
+  if (spec.op == OpKind::DecentralizedEncode) {
+    const Matrix m = materialize(ms, spec.field);
+    const bool systematic = m.cols != spec.N;
+    g = Matrix::zeros(spec.K, spec.N);
+    for (uint32_t i = 0; i < spec.K; ++i)
+      for (uint32_t j = 0; j < spec.N; ++j)
+        g.at(i, j) = systematic ? (j < spec.K ? (i == j ? 1 : 0) : m.at(i, j - spec.K)) : m.at(i, j);
+    what = fmt::format("{} generator of the [{}, {}] code over {}{}{}", systematic ? "systematic" : "non-systematic",
+                       spec.N, spec.K, spec.field.name(), ms.source.empty() ? "" : ": ", ms.source);
+  } else {
+    if (ms.family != "rs-systematic")
+      user_error("--write-generator needs --matrix rs-systematic or --op decentralized-encode (the matrix is {})",
+                 ms.family);
+    const uint32_t K = spec.K;
+    auto list = [&](uint32_t i) {
+      return std::vector<Elem>(ms.points.begin() + i * K, ms.points.begin() + (i + 1) * K);
+    };
+    g = rs_systematic(2 * K, K, spec.field, list(0), list(1), list(2), list(3)).generator();
+    what = fmt::format("systematic generator [I | A] of the GRS [{}, {}] code over {}: G = [V(x)diag(v) | V(y)diag(v')] "
+                       "reduced; x, y, v, v' are in the plan header",
+                       2 * K, K, spec.field.name());
+  }
   std::ofstream f(path);
   if (!f) user_error("cannot write generator matrix file '{}'", path);
-  f << fmt::format("# systematic generator [I | A] of the GRS [{}, {}] code over {}: G = [V(x)diag(v) | V(y)diag(v')] "
-                   "reduced; x, y, v, v' are in the plan header\n",
-                   2 * K, K, spec.field.name());
+  f << "# " << what << "\n";
   for (uint32_t i = 0; i < g.rows; ++i)
     for (uint32_t j = 0; j < g.cols; ++j) f << g.at(i, j) << (j + 1 == g.cols ? "\n" : ",");
   if (!f) user_error("cannot write generator matrix file '{}'", path);
-  std::cout << fmt::format("wrote {} (the {} x {} systematic generator matrix)\n", path, g.rows, g.cols);
+  std::cout << fmt::format("wrote {} (the {} x {} generator matrix)\n", path, g.rows, g.cols);
 }
 
 int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
@@ -296,7 +315,8 @@ int main(int argc, char** argv) {
   compile->add_flag("-q,--quiet", quiet, "no per-stage progress on stderr");
   std::string gen_out;
   compile->add_option("--write-generator", gen_out,
-                      "rs-systematic: write the code's systematic generator matrix [I | A] (K x 2K) here as CSV");
+                      "rs-systematic: write the code's systematic generator matrix [I | A] (K x 2K) here as CSV; "
+                      "decentralized-encode: the code's generator, [I | A] or G (K x N)");
   bool explain = false;
   compile->add_flag("--explain", explain,
                     "print every candidate generator with C1, C2, modeled time and applicability, and why the winner "

@@ -23,8 +23,9 @@
 // Block encodes (the K×K or R×R sub-encodes) are built by `block_encode`,
 // which asks the registry for the best all-to-all encode generator for the
 // block's spec (prepare-and-shoot at λ = 1 on the default model): a new
-// encode generator (e.g. a structured one for RS blocks) is used by the
-// decentralized plans as soon as it is registered.
+// encode generator is used by the decentralized plans as soon as it is
+// registered. The grid gives the full blocks of an RS code (matrix/codes.h)
+// as "cauchy" specs, so the cauchy generator encodes them when cheaper.
 #pragma once
 
 #include <cstdint>

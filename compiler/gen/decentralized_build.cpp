@@ -104,24 +104,31 @@ uint32_t tree_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& grou
 
 uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::vector<Matrix>& blocks,
                        const CostModel& cm, const std::string& what) {
+  std::vector<MatrixSpec> specs;
+  specs.reserve(blocks.size());
+  for (const Matrix& B : blocks) specs.push_back(matrix_explicit(B, a.plan.spec.field));
+  return encode_blocks(a, groups, specs, cm, what);
+}
+
+uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups,
+                       const std::vector<MatrixSpec>& blocks, const CostModel& cm, const std::string& what) {
   COLLPLAN_ASSERT(groups.size() == blocks.size(), "encode_blocks: one block per group");
   const Field& f = a.plan.spec.field;
   const uint32_t offset = a.plan.num_steps;
   uint32_t steps = 0;
-  std::string used;
+  std::vector<std::string> used;  // distinct block generators, in order of first use
   for (size_t g = 0; g < groups.size(); ++g) {
     const auto& grp = groups[g];
-    const Matrix& B = blocks[g];
+    const MatrixSpec& B = blocks[g];
     COLLPLAN_ASSERT(B.rows == grp.size() && B.cols == grp.size(), "encode_blocks: block shape");
     if (grp.size() == 1) {  // x·[b]: a local scaling, folded into later reads
       Held& v = a.held[grp[0]];
-      v.coeff = f.mul(v.coeff, B.at(0, 0));
+      v.coeff = f.mul(v.coeff, materialize(B, f).at(0, 0));
       continue;
     }
-    const Spec bs = make_encode_spec(static_cast<uint32_t>(grp.size()), a.plan.spec.p, a.plan.spec.lambda, f,
-                                     matrix_explicit(B, f));
+    const Spec bs = make_encode_spec(static_cast<uint32_t>(grp.size()), a.plan.spec.p, a.plan.spec.lambda, f, B);
     const ir::Plan part = block_encode(bs, cm);
-    used = part.spec.algorithm;
+    if (std::find(used.begin(), used.end(), part.spec.algorithm) == used.end()) used.push_back(part.spec.algorithm);
     std::vector<std::vector<Held>> in(grp.size());
     for (size_t i = 0; i < grp.size(); ++i) in[i] = {a.held[grp[i]]};
     const auto out = passes::place(a.plan, part, grp, offset, in);
@@ -129,8 +136,10 @@ uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& gr
     steps = std::max(steps, part.num_steps);
   }
   a.plan.num_steps = offset + steps;
-  a.phases.push_back(fmt::format("{}: {}{}", step_range(offset, steps), what,
-                                 used.empty() ? " (1x1 blocks: local scaling)" : " by " + used));
+  std::string by;
+  for (const std::string& u : used) by += (by.empty() ? " by " : " and ") + u;
+  a.phases.push_back(
+      fmt::format("{}: {}{}", step_range(offset, steps), what, used.empty() ? " (1x1 blocks: local scaling)" : by));
   return steps;
 }
 

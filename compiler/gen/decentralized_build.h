@@ -36,6 +36,11 @@ Assembly start(const Spec& spec, const char* generator);
 // (no steps). Returns the phase's steps.
 uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::vector<Matrix>& blocks,
                        const CostModel& cm, const std::string& what);
+// The same with each block given as a matrix spec (e.g. the "cauchy" family
+// for a Reed-Solomon block, so that block_encode can choose the structured
+// generator). The phase names every block generator used.
+uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups,
+                       const std::vector<MatrixSpec>& blocks, const CostModel& cm, const std::string& what);
 // Tree broadcasts: every member of groups[g] gets what groups[g][0] holds.
 uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::string& what);
 // Tree reduces: groups[g][0] gets the sum of what the members hold.

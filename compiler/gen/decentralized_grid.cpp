@@ -22,24 +22,76 @@
 //            result is discarded).
 //   C1 = ⌈log_b(d+1)⌉ + ⌈log_b K⌉, C2 = ⌈log_b(d+1)⌉ + C2(K×K encode).
 // A 1×1 block (R = 1, or K = 1) is a local scaling: no steps.
+// Reed-Solomon blocks (SPEC §4.3): when A is the systematic RS matrix of
+// matrix/codes.h, A[k][s] = c_k·d_s/(x_k − y_s), and every full block is the
+// Cauchy-like matrix of its rows' x, c and its columns' y, d: it is passed to
+// the block encoder as a "cauchy" spec, so the registry's cauchy generator
+// (gen/cauchy.cpp) encodes it when its modeled time is lower (the code's
+// points give the blocks the draw-and-loose structure, codes.h), and
+// prepare-and-shoot otherwise. A block with borrowed cells (zero rows, or
+// padded columns) is not Cauchy-like and stays explicit.
 // With λ > 1 every phase is the λ-stretched tree or the registry's postal
-// encode; C1 is then the sum of the phases' steps.
+// encode; C1 is then the sum of the phases' steps. With cauchy blocks
+// (below) the column encode costs C1 = C2 = C(x) + C(y) of the two
+// draw-and-loose pieces instead (2·log₂B for B×B blocks at p = 1, P = 2).
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "gen/decentralized_build.h"
+#include "matrix/codes.h"
 #include "support/error.h"
 
 namespace collplan::gen {
 
 using ir::Rank;
 
-ir::Plan decentralized_grid(const Spec& spec, const CostModel& cm) {
+namespace {
+
+// The RS code whose systematic matrix A is, or nothing.
+std::optional<RsSystematic> rs_code_of(const Matrix& A, uint32_t N, uint32_t K, const Field& f) {
+  if (N > f.size() - 1) return std::nullopt;
+  // A[0][0] = c_0·d_0/(x_0 − y_0) first (O(K)): most matrices are not RS,
+  // and the whole RS matrix costs as much as A itself.
+  const std::vector<Elem> pts = rs_points(N, K, f);
+  Elem c0 = 1, d0 = f.neg(1);
+  for (uint32_t l = 0; l < K; ++l) {
+    if (l != 0) c0 = f.mul(c0, f.sub(pts[0], pts[l]));
+    d0 = f.mul(d0, f.sub(pts[K], pts[l]));
+  }
+  if (A.at(0, 0) != f.div(d0, f.mul(c0, f.sub(pts[0], pts[K])))) return std::nullopt;
+  RsSystematic rs = rs_code(N, K, f);
+  if (!(rs.A == A)) return std::nullopt;
+  return rs;
+}
+
+std::vector<Elem> slice(const std::vector<Elem>& v, uint32_t from, uint32_t n) {
+  return std::vector<Elem>(v.begin() + from, v.begin() + from + n);
+}
+
+// Block j's spec: Cauchy-like when it is a full block of an RS code's A
+// (rows rows_from.., columns cols_from.., n each), else its explicit entries.
+MatrixSpec block_spec(const std::optional<RsSystematic>& rs, bool full, uint32_t rows_from, uint32_t cols_from,
+                      const Matrix& B, const Field& f) {
+  const uint32_t n = B.rows;
+  if (rs && full)
+    return matrix_four_lists("cauchy",
+                             {slice(rs->x, rows_from, n), slice(rs->y, cols_from, n), slice(rs->c, rows_from, n),
+                              slice(rs->d, cols_from, n)},
+                             f);
+  return matrix_explicit(B, f);
+}
+
+// The grid plan; with `rs`, full blocks are given as Cauchy-like specs.
+ir::Plan grid_plan(const Spec& spec, const CostModel& cm, const std::optional<RsSystematic>& rs) {
   detail::Assembly a = detail::start(spec, "the decentralized grid generator");
   if (!a.systematic)
     user_error("decentralized-grid encodes systematic codes (a {}x{} matrix A); this spec has a {}x{} generator "
                "matrix G: use decentralized-grouped or decentralized-padded",
                a.K, a.R, a.K, a.N);
   const uint32_t K = a.K, R = a.R;
+  const Field& f = a.plan.spec.field;
+  std::vector<MatrixSpec> specs;
   if (K >= R) {
     const uint32_t c = (K + R - 1) / R;
     const uint32_t full = K - (c - 1) * R;  // rows filled in the last column
@@ -53,12 +105,13 @@ ir::Plan decentralized_grid(const Spec& spec, const CostModel& cm) {
         if (k < K)
           for (uint32_t s = 0; s < R; ++s) blocks[j].at(r, s) = a.M.at(k, s);
       }
+    for (uint32_t j = 0; j < c; ++j) specs.push_back(block_spec(rs, (j + 1) * R <= K, j * R, 0, blocks[j], f));
     for (uint32_t r = 0; r < R; ++r) {
       rows[r].push_back(K + r);  // the root: local rank 0
       for (uint32_t j = 0; j < c; ++j)
         if (j * R + r < K) rows[r].push_back(j * R + r);
     }
-    detail::encode_blocks(a, cols, blocks, cm, fmt::format("column encodes of {}x{} blocks of A", R, R));
+    detail::encode_blocks(a, cols, specs, cm, fmt::format("column encodes of {}x{} blocks of A", R, R));
     detail::reduce_groups(a, rows, "row reduces of the partial sums into the sinks");
   } else {
     const uint32_t d = (R + K - 1) / K;
@@ -80,10 +133,28 @@ ir::Plan decentralized_grid(const Spec& spec, const CostModel& cm) {
           cols[j].push_back(i);  // borrowed source, zero column of the padded block
         }
       }
+    for (uint32_t j = 0; j < d; ++j) specs.push_back(block_spec(rs, (j + 1) * K <= R, 0, j * K, blocks[j], f));
     detail::broadcast_groups(a, rows, "row broadcasts of x_i from the sources");
-    detail::encode_blocks(a, cols, blocks, cm, fmt::format("column encodes of {}x{} blocks of A", K, K));
+    detail::encode_blocks(a, cols, specs, cm, fmt::format("column encodes of {}x{} blocks of A", K, K));
   }
   return detail::finish(a);
+}
+
+}  // namespace
+
+ir::Plan decentralized_grid(const Spec& spec, const CostModel& cm) {
+  std::optional<RsSystematic> rs;
+  if (spec.op == OpKind::DecentralizedEncode && decentralized_systematic(spec) && spec.N > spec.K)
+    rs = rs_code_of(materialize(spec.matrix, spec.field), spec.N, spec.K, spec.field);
+  ir::Plan plain = grid_plan(spec, cm, std::nullopt);
+  if (!rs) return plain;
+  // The blocks' generators are chosen one block at a time, but blocks run
+  // side by side and a phase costs the per-step maximum: a Cauchy full block
+  // next to a prepare-and-shoot borrowed one can cost more than
+  // prepare-and-shoot everywhere. Keep the cheaper of the two whole plans.
+  ir::Plan cauchy = grid_plan(spec, cm, rs);
+  const PostalSplitCost pc = detail::delivered_cost(plain), cc = detail::delivered_cost(cauchy);
+  return cm.time(cc.C1, cc.C2) < cm.time(pc.C1, pc.C2) ? std::move(cauchy) : std::move(plain);
 }
 
 PostalSplitCost decentralized_grid_estimate(const Spec& spec, const CostModel& cm) {

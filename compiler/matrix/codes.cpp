@@ -1,81 +1,53 @@
 #include "matrix/codes.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "support/error.h"
 
 namespace collplan {
 
-std::vector<Elem> rs_points(uint32_t n, const Field& f) {
-  if (n > f.size() - 1)
+uint32_t rs_coset_size(uint32_t N, uint32_t K, const Field& f) {
+  // Z | min(K, R) and Z | q−1, so the cosets used number ⌈N/Z⌉ and
+  // ⌈N/Z⌉·Z <= q−1 whenever N <= q−1: every N rs_points accepts fits.
+  return static_cast<uint32_t>(std::gcd(uint64_t{std::min(K, N - K)}, uint64_t{f.size() - 1}));
+}
+
+std::vector<Elem> rs_points(uint32_t N, uint32_t K, const Field& f) {
+  if (N > f.size() - 1)
     user_error("Reed-Solomon over {} has at most q-1 = {} distinct evaluation points, N = {} needs {}", f.name(),
-               f.size() - 1, n, n);
-  std::vector<Elem> pts(n);
-  Elem x = 1;
-  for (uint32_t i = 0; i < n; ++i, x = f.mul(x, f.generator())) pts[i] = x;
+               f.size() - 1, N, N);
+  const uint32_t Z = rs_coset_size(N, K, f);
+  // ρ: the digit reversal when Z = P^H, P prime (P = Z's smallest factor).
+  uint32_t P = 2;
+  while (Z % P != 0 && P < Z) ++P;
+  uint32_t H = 0;
+  uint64_t pw = 1;
+  while (pw < Z && Z % (pw * P) == 0) pw *= P, ++H;
+  const bool prime_power = Z > 1 && pw == Z;
+  const Elem beta = f.pow(f.generator(), (f.size() - 1) / Z);
+  const uint32_t first_sink_coset = (K + Z - 1) / Z;
+  std::vector<Elem> pts(N);
+  for (uint32_t r = 0; r < N; ++r) {
+    const uint32_t local = r < K ? r : r - K;  // index among the sources or the sinks
+    const uint32_t i = local / Z + (r < K ? 0 : first_sink_coset), t = local % Z;
+    const uint64_t rho = prime_power ? digit_reverse(t, P, H) : t;
+    pts[r] = f.mul(f.pow(f.generator(), i), f.pow(beta, rho));
+  }
   return pts;
 }
 
 Matrix rs_generator(uint32_t N, uint32_t K, const Field& f) {
-  const std::vector<Elem> a = rs_points(N, f);
-  Matrix g = Matrix::zeros(K, N);
-  for (uint32_t j = 0; j < N; ++j) {
-    Elem v = 1;
-    for (uint32_t i = 0; i < K; ++i, v = f.mul(v, a[j])) g.at(i, j) = v;
-  }
-  return g;
+  const std::vector<Elem> a = rs_points(N, K, f);
+  return grs_generator(f, K, std::vector<Elem>(a.begin(), a.begin() + K), std::vector<Elem>(a.begin() + K, a.end()),
+                       {}, {});
 }
 
-Matrix invert(const Matrix& m, const Field& f) {
-  COLLPLAN_ASSERT(m.rows == m.cols, "invert: square matrices only");
-  const uint32_t n = m.rows;
-  Matrix a = m, inv = Matrix::zeros(n, n);
-  for (uint32_t i = 0; i < n; ++i) inv.at(i, i) = 1;
-  for (uint32_t c = 0; c < n; ++c) {
-    uint32_t piv = c;
-    while (piv < n && a.at(piv, c) == 0) ++piv;
-    if (piv == n) user_error("the {}x{} matrix is singular over {} (column {} has no pivot)", n, n, f.name(), c);
-    for (uint32_t j = 0; j < n; ++j) {
-      std::swap(a.at(c, j), a.at(piv, j));
-      std::swap(inv.at(c, j), inv.at(piv, j));
-    }
-    const Elem s = f.inv(a.at(c, c));
-    for (uint32_t j = 0; j < n; ++j) {
-      a.at(c, j) = f.mul(a.at(c, j), s);
-      inv.at(c, j) = f.mul(inv.at(c, j), s);
-    }
-    for (uint32_t r = 0; r < n; ++r) {
-      if (r == c || a.at(r, c) == 0) continue;
-      const Elem x = a.at(r, c);
-      for (uint32_t j = 0; j < n; ++j) {
-        a.at(r, j) = f.sub(a.at(r, j), f.mul(x, a.at(c, j)));
-        inv.at(r, j) = f.sub(inv.at(r, j), f.mul(x, inv.at(c, j)));
-      }
-    }
-  }
-  return inv;
-}
-
-Matrix multiply(const Matrix& m1, const Matrix& m2, const Field& f) {
-  COLLPLAN_ASSERT(m1.cols == m2.rows, "multiply: shapes");
-  Matrix out = Matrix::zeros(m1.rows, m2.cols);
-  for (uint32_t i = 0; i < m1.rows; ++i)
-    for (uint32_t k = 0; k < m1.cols; ++k) {
-      const Elem x = m1.at(i, k);
-      if (x == 0) continue;
-      for (uint32_t j = 0; j < m2.cols; ++j) out.at(i, j) = f.add(out.at(i, j), f.mul(x, m2.at(k, j)));
-    }
-  return out;
-}
-
-Matrix rs_systematic(uint32_t N, uint32_t K, const Field& f) {
-  const Matrix v = rs_generator(N, K, f);
-  Matrix vk = Matrix::zeros(K, K), vr = Matrix::zeros(K, N - K);
-  for (uint32_t i = 0; i < K; ++i) {
-    for (uint32_t j = 0; j < K; ++j) vk.at(i, j) = v.at(i, j);
-    for (uint32_t j = K; j < N; ++j) vr.at(i, j - K) = v.at(i, j);
-  }
-  return multiply(invert(vk, f), vr, f);
+RsSystematic rs_code(uint32_t N, uint32_t K, const Field& f) {
+  const std::vector<Elem> a = rs_points(N, K, f);
+  return rs_systematic(N, K, f, std::vector<Elem>(a.begin(), a.begin() + K), std::vector<Elem>(a.begin() + K, a.end()));
 }
 
 Matrix lagrange_matrix(uint32_t N, uint32_t K, bool systematic, const Field& f) {
@@ -113,8 +85,9 @@ MatrixSpec code_matrix(const std::string& code, uint32_t N, uint32_t K, bool sys
   if (N <= K || K < 1) user_error("an [N, K] code needs N > K >= 1, got N = {}, K = {}", N, K);
   const std::string form = systematic ? "systematic" : "non-systematic";
   if (code == "rs")
-    return matrix_explicit(systematic ? rs_systematic(N, K, f) : rs_generator(N, K, f), f,
-                           fmt::format("Reed-Solomon [{}, {}], {}, points g^j", N, K, form));
+    return matrix_explicit(systematic ? rs_code(N, K, f).A : rs_generator(N, K, f), f,
+                           fmt::format("Reed-Solomon [{}, {}], {}, points in cosets of size {}", N, K, form,
+                                       rs_coset_size(N, K, f)));
   if (code == "lagrange")
     return matrix_explicit(lagrange_matrix(N, K, systematic, f), f,
                            fmt::format("Lagrange [{}, {}], {}, data at 1..{}", N, K, form, K));

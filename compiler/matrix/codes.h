@@ -3,14 +3,27 @@
 // decentralized-encode spec stores: A (K×(N−K)) for a systematic code
 // G = [I | A], or G (K×N) for a non-systematic one.
 //
-// Reed–Solomon [N, K] (evaluation points α_j = g^j, j = 0..N−1, g the
-// field's generator; distinct while N <= q−1):
+// Reed–Solomon [N, K]: one definition, the GRS code of matrix/structured.h
+// (rs_systematic) with all column multipliers 1 and the points of rs_points:
 //   non-systematic  G[i][j] = α_j^i: rank j gets m(α_j) for the message
 //                   polynomial m(z) = Σ_i x_i z^i.
-//   systematic      A = V_K^{-1}·V_R with V = the non-systematic G, V_K its
-//                   first K columns and V_R the others (Gaussian
-//                   elimination): sink K+j gets f(α_{K+j}) for the unique
-//                   f of degree < K with f(α_k) = x_k, k < K.
+//   systematic      A = V_K(x)^{-1}·V_K(y), x = α_0..α_{K−1} (the sources'
+//                   points), y = α_K..α_{N−1} (the sinks'): sink K+j gets
+//                   f(α_{K+j}) for the unique f of degree < K with
+//                   f(α_k) = x_k. A is Cauchy-like, A[k][j] = c_k·d_j/(x_k − y_j)
+//                   (structured.h), so every sub-block of it is too.
+// Points (docs/decentralized.md, "Reed-Solomon points"): with B = min(K, R)
+// (R = N − K, the side of the decentralized grid's blocks) and
+// Z = gcd(B, q−1), the points come in
+// cosets of the Z-th roots of unity: source k = Z·i + t gets g^i·β^{ρ(t)},
+// sink K + Z·i + t gets g^{⌈K/Z⌉+i}·β^{ρ(t)}, β = g^{(q−1)/Z} (order Z), ρ
+// the base-P digit reversal when Z = P^H for a prime P (so a block's points
+// are in draw-and-loose canonical order for radix P), else the identity.
+// Every aligned group of Z sources or sinks is then one coset, which gives
+// the grid's blocks the draw-and-loose structure the Cauchy generator needs.
+// As Z divides B, the cosets used number ⌈N/Z⌉ and ⌈N/Z⌉·Z <= q−1 when
+// N <= q−1: the points are distinct.
+// With Z = 1 (e.g. GF(2^8) when gcd(B, 255) = 1) the points are α_j = g^j.
 // Lagrange (LCC) [N, K]: the data are the values at ω_k, the outputs the
 // values at the evaluation points of u(z) = Σ_k x_k ℓ_k(z), ℓ_k the Lagrange
 // basis on ω: G[k][j] = ℓ_k(point_j). Points are the integers 1, 2, ... read
@@ -27,20 +40,20 @@
 #include <string>
 
 #include "matrix/matrix.h"
+#include "matrix/structured.h"
 
 namespace collplan {
 
-// α_0..α_{n−1} = 1, g, g², ... (UserError when n > q−1).
-std::vector<Elem> rs_points(uint32_t n, const Field& f);
+// The coset size Z = gcd(min(K, N−K), q−1) above.
+uint32_t rs_coset_size(uint32_t N, uint32_t K, const Field& f);
+// α_0..α_{N−1} as above (UserError when N > q−1).
+std::vector<Elem> rs_points(uint32_t N, uint32_t K, const Field& f);
 Matrix rs_generator(uint32_t N, uint32_t K, const Field& f);
-Matrix rs_systematic(uint32_t N, uint32_t K, const Field& f);
+// The systematic RS [N, K] code: A with its points x, y and Cauchy-like
+// parameters c, d (structured.h's rs_systematic on rs_points).
+RsSystematic rs_code(uint32_t N, uint32_t K, const Field& f);
 Matrix lagrange_matrix(uint32_t N, uint32_t K, bool systematic, const Field& f);
 Matrix random_matrix(uint32_t rows, uint32_t cols, uint64_t seed, const Field& f);
-// The inverse of a square matrix by Gauss–Jordan elimination (UserError when
-// singular).
-Matrix invert(const Matrix& m, const Field& f);
-// m1·m2.
-Matrix multiply(const Matrix& m1, const Matrix& m2, const Field& f);
 
 // The matrix of `code` ("rs", "lagrange", "random") for a decentralized
 // encode, as a spec entry (explicit entries, source names the code).

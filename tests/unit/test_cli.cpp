@@ -9,6 +9,12 @@
 #include <fstream>
 #include <string>
 
+#include "matrix/codes.h"
+
+using collplan::Field;
+using collplan::Matrix;
+using collplan::rs_code;
+
 namespace {
 
 struct Result {
@@ -291,6 +297,23 @@ TEST_CASE("cli: structured matrices, --explain, evaluation points, the RS genera
   std::getline(in, line);  // comment
   std::getline(in, line);
   CHECK(line.rfind("1,0,0,0,0,0,0,0,", 0) == 0);
+  // A decentralized RS spec writes [I | A] of the same RS definition the
+  // plan encodes (matrix/codes.h).
+  r = cli("compile --op decentralized-encode --N 12 --K 4 --code rs --field prime:257 -q --write-generator " + gen);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  {
+    std::ifstream g(gen);
+    std::getline(g, line);
+    CHECK(line.find("systematic generator of the [12, 4] code over") != std::string::npos);
+    const Matrix want = rs_code(12, 4, Field::prime(257)).generator();
+    for (uint32_t i = 0; i < 4; ++i) {
+      std::getline(g, line);
+      std::string row;
+      for (uint32_t j = 0; j < 12; ++j) row += (j ? "," : "") + std::to_string(want.at(i, j));
+      CHECK(line == row);
+    }
+  }
   // Bad requests name the condition.
   std::string pts;
   for (int i = 1; i <= 12; ++i) pts += (i > 1 ? "," : "") + std::to_string(i);
@@ -303,7 +326,7 @@ TEST_CASE("cli: structured matrices, --explain, evaluation points, the RS genera
   expect_error("compile --K 16 --field prime:257 --matrix random --radix 2", 2,
                "--radix and --phi choose structured points; --matrix random has none");
   expect_error("compile --K 16 --field prime:257 --matrix random --write-generator " + gen, 2,
-               "--write-generator needs --matrix rs-systematic");
+               "--write-generator needs --matrix rs-systematic or --op decentralized-encode");
 }
 
 TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][circulant-plans]") {

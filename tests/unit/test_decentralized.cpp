@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <numeric>
+#include <set>
 #include <string>
 
 #include "gen/decentralized.h"
@@ -13,6 +15,7 @@
 #include "gen/registry.h"
 #include "matrix/codes.h"
 #include "passes/cost.h"
+#include "passes/drop_zeros.h"
 #include "passes/pipeline.h"
 #include "passes/verify.h"
 #include "runtime/replay.h"
@@ -209,29 +212,103 @@ TEST_CASE("the plan names its layout and phases", "[decentralized]") {
   CHECK_THAT(b, Catch::Contains("phase 1 (steps 1-2: row broadcasts"));
 }
 
+namespace {
+
+// The independent RS references. rs_interpolate: f(z) for each sink point z,
+// f of degree < K with f(α_k) = x_k, by the Lagrange interpolation formula
+// (no matrix inverse).
+std::vector<Elem> rs_interpolate(const Field& f, const std::vector<Elem>& alpha, uint32_t K,
+                                 const std::vector<Elem>& x) {
+  const uint32_t N = static_cast<uint32_t>(alpha.size());
+  std::vector<Elem> want(N - K);
+  for (uint32_t j = 0; j < N - K; ++j) {
+    const Elem z = alpha[K + j];
+    Elem y = 0;
+    for (uint32_t k = 0; k < K; ++k) {
+      Elem l = 1;
+      for (uint32_t m = 0; m < K; ++m)
+        if (m != k) l = f.mul(l, f.mul(f.sub(z, alpha[m]), f.inv(f.sub(alpha[k], alpha[m]))));
+      y = f.add(y, f.mul(x[k], l));
+    }
+    want[j] = y;
+  }
+  return want;
+}
+
+// Gauss-Jordan: the inverse of a non-singular square matrix.
+Matrix gauss_jordan_inverse(const Matrix& m, const Field& f) {
+  const uint32_t n = m.rows;
+  Matrix a = m, inv = Matrix::zeros(n, n);
+  for (uint32_t i = 0; i < n; ++i) inv.at(i, i) = 1;
+  for (uint32_t c = 0; c < n; ++c) {
+    uint32_t piv = c;
+    while (piv < n && a.at(piv, c) == 0) ++piv;
+    REQUIRE(piv < n);
+    for (uint32_t j = 0; j < n; ++j) {
+      std::swap(a.at(c, j), a.at(piv, j));
+      std::swap(inv.at(c, j), inv.at(piv, j));
+    }
+    const Elem s = f.inv(a.at(c, c));
+    for (uint32_t j = 0; j < n; ++j) {
+      a.at(c, j) = f.mul(a.at(c, j), s);
+      inv.at(c, j) = f.mul(inv.at(c, j), s);
+    }
+    for (uint32_t r = 0; r < n; ++r) {
+      if (r == c || a.at(r, c) == 0) continue;
+      const Elem x = a.at(r, c);
+      for (uint32_t j = 0; j < n; ++j) {
+        a.at(r, j) = f.sub(a.at(r, j), f.mul(x, a.at(c, j)));
+        inv.at(r, j) = f.sub(inv.at(r, j), f.mul(x, inv.at(c, j)));
+      }
+    }
+  }
+  return inv;
+}
+
+// The systematic A = V_K^{-1}·V_R of the non-systematic G = [V_K | V_R].
+Matrix gauss_jordan_systematic(const Matrix& g, uint32_t K, const Field& f) {
+  Matrix vk = Matrix::zeros(K, K), vr = Matrix::zeros(K, g.cols - K);
+  for (uint32_t i = 0; i < K; ++i)
+    for (uint32_t j = 0; j < g.cols; ++j) (j < K ? vk.at(i, j) : vr.at(i, j - K)) = g.at(i, j);
+  const Matrix inv = gauss_jordan_inverse(vk, f);
+  Matrix out = Matrix::zeros(K, vr.cols);
+  for (uint32_t i = 0; i < K; ++i)
+    for (uint32_t k = 0; k < K; ++k)
+      for (uint32_t j = 0; j < vr.cols; ++j) out.at(i, j) = f.add(out.at(i, j), f.mul(inv.at(i, k), vr.at(k, j)));
+  return out;
+}
+
+std::vector<Elem> rs_data(uint32_t K, uint64_t seed, const Field& f) {
+  SplitMix64 rng(seed);
+  std::vector<Elem> x(K);
+  for (Elem& e : x) e = rng.uniform(f);
+  return x;
+}
+
+// What the sinks of a systematic decentralized spec get for the sources'
+// data x (one element each), from the spec's postcondition.
+std::vector<Elem> sink_outputs(const Spec& s, const std::vector<Elem>& x) {
+  std::vector<std::vector<std::vector<Elem>>> in(s.N);
+  for (uint32_t k = 0; k < s.K; ++k) in[k] = {{x[k]}};
+  const auto out = direct_compute(s.field, postcondition(s), in);
+  std::vector<Elem> got;
+  for (uint32_t r = s.K; r < s.N; ++r) {
+    REQUIRE(out[r].size() == 1);
+    got.push_back(out[r][0][0]);
+  }
+  return got;
+}
+
+}  // namespace
+
 TEST_CASE("Reed-Solomon: every sink gets the codeword symbol of an independent encoder", "[decentralized][codes]") {
   const gen::CostModel cm;
   for (const Field& f : {Field::gf256(), Field::prime(257)})
     for (auto [N, K] : {std::pair{24u, 16u}, {10u, 3u}, {9u, 8u}, {6u, 1u}}) {
       INFO(f.name() << " N=" << N << " K=" << K);
-      const std::vector<Elem> alpha = rs_points(N, f);
-      SplitMix64 rng(N * 31 + K);
-      std::vector<Elem> x(K);
-      for (Elem& e : x) e = rng.uniform(f);
-      // Systematic: f(α_{K+j}) for the f of degree < K with f(α_k) = x_k,
-      // by the Lagrange interpolation formula (no matrix inverse).
-      std::vector<Elem> want_sys(N - K);
-      for (uint32_t j = 0; j < N - K; ++j) {
-        const Elem z = alpha[K + j];
-        Elem y = 0;
-        for (uint32_t k = 0; k < K; ++k) {
-          Elem l = 1;
-          for (uint32_t m = 0; m < K; ++m)
-            if (m != k) l = f.mul(l, f.mul(f.sub(z, alpha[m]), f.inv(f.sub(alpha[k], alpha[m]))));
-          y = f.add(y, f.mul(x[k], l));
-        }
-        want_sys[j] = y;
-      }
+      const std::vector<Elem> alpha = rs_points(N, K, f);
+      const std::vector<Elem> x = rs_data(K, N * 31 + K, f);
+      const std::vector<Elem> want_sys = rs_interpolate(f, alpha, K, x);
       // Non-systematic: m(α_j) = Σ_i x_i α_j^i by Horner.
       std::vector<Elem> want_non(N);
       for (uint32_t j = 0; j < N; ++j) {
@@ -254,6 +331,91 @@ TEST_CASE("Reed-Solomon: every sink gets the codeword symbol of an independent e
         }
       }
     }
+}
+
+TEST_CASE("Reed-Solomon: one definition; A equals Gauss-Jordan's V_K^-1 V_R; points g^j when Z = 1",
+          "[decentralized][codes]") {
+  for (const Field& f : {Field::gf256(), Field::prime(257), Field::prime(65537)})
+    for (auto [N, K] : {std::pair{24u, 16u}, {7u, 3u}, {40u, 8u}, {128u, 64u}, {164u, 100u}, {9u, 8u}, {255u, 15u}, {250u, 16u}}) {
+      if (N > f.size() - 1) continue;
+      INFO(f.name() << " N=" << N << " K=" << K);
+      const RsSystematic rs = rs_code(N, K, f);
+      CHECK(rs.A == gauss_jordan_systematic(rs_generator(N, K, f), K, f));
+      CHECK(code_matrix("rs", N, K, true, 0, f).entries == rs.A.a);
+      const uint32_t Z = rs_coset_size(N, K, f);
+      const std::vector<Elem> pts = rs_points(N, K, f);
+      CHECK(Z == std::gcd(std::min(K, N - K), static_cast<uint32_t>(f.size() - 1)));
+      CHECK(std::set<Elem>(pts.begin(), pts.end()).size() == N);  // distinct
+      // Every aligned group of Z sources or sinks is a coset of the Z-th roots of unity.
+      for (uint32_t r = 0; r < N; ++r) CHECK(f.pow(pts[r], Z) == f.pow(pts[r - (r < K ? r : r - K) % Z], Z));
+      if (Z == 1)
+        for (uint32_t r = 0; r < N; ++r) CHECK(pts[r] == f.pow(f.generator(), r));
+    }
+  // Figures the docs quote.
+  CHECK(rs_coset_size(24, 16, Field::gf256()) == 1);
+  CHECK(rs_coset_size(7, 3, Field::gf256()) == 3);
+  CHECK(rs_coset_size(128, 64, Field::prime(257)) == 64);
+  CHECK(rs_coset_size(256, 128, Field::prime(257)) == 128);
+  CHECK(rs_coset_size(250, 16, Field::prime(257)) == 16);
+}
+
+// An RS plan by the grid on a model with cheap steps (β = 0.01): whether the
+// column encodes use the cauchy generator, verified exactly, and the sinks'
+// symbols against the interpolation encoder.
+std::string rs_grid_case(uint32_t N, uint32_t K, uint32_t p, const gen::CostModel& cm, const Field& f,
+                         uint32_t want_C1, uint64_t want_C2) {
+  const Spec s = make_decentralized_spec(N, K, p, 1, f, code_matrix("rs", N, K, true, 0, f));
+  const ir::Plan plan = gen::decentralized_grid(s, cm);
+  passes::verify(plan, kExact);
+  ir::Plan dropped = plan;
+  passes::drop_zeros(dropped);
+  const auto c = passes::cost(dropped);
+  CHECK(c.C1 == want_C1);
+  CHECK(c.C2 == want_C2);
+  const std::vector<Elem> x = rs_data(K, N + 7 * K, f);
+  CHECK(sink_outputs(plan.spec, x) == rs_interpolate(f, rs_points(N, K, f), K, x));
+  return plan.spec.algorithm;
+}
+
+TEST_CASE("Reed-Solomon blocks: the cauchy generator where its modeled time is lower", "[decentralized][codes]") {
+  const Field f = Field::prime(257);
+  gen::CostModel cheap_steps;
+  cheap_steps.beta = 0.01;
+  // K >= R, 64x64 blocks at p = 1: cauchy = inverse draw-and-loose + draw-and-loose,
+  // M = 1, P = 2, H = 6: C1 = C2 = 2·6 = 12 against prepare-and-shoot's
+  // C1 = 6, C2 = 14; plus the row reduce (1 step, 1 element).
+  CHECK_THAT(rs_grid_case(128, 64, 1, cheap_steps, f, 13, 13), Catch::Contains("64x64 blocks of A by cauchy x:P=2 y:P=2"));
+  // On the default model (β = τ = 1) prepare-and-shoot's 6 + 14 beats 12 + 12.
+  CHECK_THAT(rs_grid_case(128, 64, 1, gen::CostModel{}, f, 7, 15),
+             Catch::Contains("64x64 blocks of A by prepare-shoot") && !Catch::Contains("cauchy"));
+  // 32x32 blocks: cauchy's C2 = 10 equals prepare-and-shoot's, and its C1 is larger.
+  CHECK_THAT(rs_grid_case(64, 32, 1, cheap_steps, f, 6, 11), Catch::Contains("by prepare-shoot"));
+  // A borrowed last column (K = 100, R = 64) is not Cauchy-like; a cauchy full
+  // block next to a prepare-and-shoot borrowed one costs more than
+  // prepare-and-shoot for both, which the grid keeps.
+  CHECK_THAT(rs_grid_case(164, 100, 1, cheap_steps, f, 8, 16), !Catch::Contains("cauchy"));
+}
+
+TEST_CASE("Reed-Solomon blocks: cauchy K x K blocks for K < R, and a runtime replay", "[.slow][slow][decentralized][codes]") {
+  gen::CostModel cheap_steps;
+  cheap_steps.beta = 0.01;
+  // Row broadcasts (2 steps, 2 elements), then 64x64 cauchy blocks (12, 12).
+  CHECK_THAT(rs_grid_case(192, 64, 1, cheap_steps, Field::prime(257), 14, 14), Catch::Contains("by cauchy"));
+  CHECK_THAT(rs_grid_case(256, 128, 1, cheap_steps, Field::prime(65537), 15, 15), Catch::Contains("by cauchy"));
+  // The runtime runs a cauchy-block plan (compiled through the pipeline) and
+  // matches direct encoding byte for byte.
+  const Field f = Field::prime(257);
+  const auto res =
+      passes::compile(make_decentralized_spec(128, 64, 1, 1, f, code_matrix("rs", 128, 64, true, 0, f)), [&] {
+        passes::CompileOptions o;
+        o.algorithm = "decentralized-grid";
+        o.cost_model = cheap_steps;
+        return o;
+      }());
+  REQUIRE_THAT(res.plan.spec.algorithm, Catch::Contains("by cauchy"));
+  const auto rep = rt::replay_and_compare(res.plan, 64, 5, 1);
+  CHECK(rep.equal);
+  CHECK(rep.first_mismatch.empty());
 }
 
 TEST_CASE("Lagrange codes: interpolate at omega, evaluate at alpha", "[decentralized][codes]") {
