@@ -10,6 +10,8 @@
 #include "collplan_embedded.h"
 #include "emit_support.h"
 #include "gen/registry.h"
+#include "matrix/codes.h"
+#include "matrix/matrix.h"
 #include "passes/pipeline.h"
 #include "runtime/gf/gf_kernels.h"
 #include "support/error.h"
@@ -257,10 +259,65 @@ TEST_CASE("emit-cpp same bytes: postal-broadcast K=6 blocks=3 lambda=2 gf256", "
   same_bytes(compiled(s, "postal-broadcast"), 50, "postal-broadcast");
 }
 
+TEST_CASE("emit-cpp same bytes: tree, pipelined and circulant broadcast / reduce, K=7 gf256", "[emit][diff]") {
+  for (const char* g : {"tree-broadcast", "pipelined-broadcast", "circulant-broadcast", "tree-reduce", "pipelined-reduce",
+                        "circulant-reduce"}) {
+    const bool reduce = std::string(g).find("reduce") != std::string::npos;
+    const bool circ = std::string(g).rfind("circulant", 0) == 0;
+    Spec s = spec_of(reduce ? OpKind::Reduce : OpKind::Broadcast, 7, circ ? 1 : 2, 1, Field::gf256(), g);
+    s.blocks = 3;
+    s.root = 4;
+    same_bytes(compiled(s, g), 29, g);
+  }
+}
+
+TEST_CASE("emit-cpp same bytes: circulant allgather, allreduce, allgatherv K=6 prime:65537", "[emit][diff]") {
+  const Field f = Field::prime(65537);
+  Spec ag = spec_of(OpKind::Allgather, 6, 1, 1, f, "circulant-allgather");
+  ag.blocks = 2;
+  same_bytes(compiled(ag, "circulant-allgather"), 17, "circulant-allgather");
+  Spec ar = spec_of(OpKind::Allreduce, 6, 1, 1, f, "circulant-allreduce");
+  ar.blocks = 2;
+  same_bytes(compiled(ar, "circulant-allreduce"), 17, "circulant-allreduce");
+  Spec av = spec_of(OpKind::Allgatherv, 6, 1, 1, f, "circulant-allgatherv");
+  av.blocks = 2;
+  av.counts = {1, 0, 3, 2, 1, 4};
+  same_bytes(compiled(av, "circulant-allgatherv"), 17, "circulant-allgatherv");
+}
+
+TEST_CASE("emit-cpp same bytes: decentralized encoding of an [N=12, K=4] RS code gf256", "[emit][diff]") {
+  const Field f = Field::gf256();
+  // grouped encodes non-systematic codes (G, K x N); the others take either form, here the systematic A.
+  for (const char* g : {"decentralized-grid", "decentralized-grouped", "decentralized-padded", "decentralized-naive"}) {
+    const bool systematic = std::string(g) != "decentralized-grouped";
+    same_bytes(compiled(make_decentralized_spec(12, 4, 1, 1, f, code_matrix("rs", 12, 4, systematic, 0, f)), g), 23, g);
+  }
+}
+
+TEST_CASE("emit-cpp same bytes: structured matrices K=8 prime:257", "[emit][diff]") {
+  const Field f = Field::prime(257);
+  // a: the 8th roots of unity (powers of 3^32), b: their coset 3a, so both have radix-2 structure.
+  const std::vector<Elem> a = {1, 64, 241, 4, 256, 193, 16, 253}, b = {3, 192, 209, 12, 254, 65, 48, 245},
+                          c = {3, 1, 4, 1, 5, 9, 2, 6}, d = {2, 7, 1, 8, 2, 8, 1, 8};
+  const std::vector<std::pair<std::string, MatrixSpec>> cases = {
+      {"dft", matrix_dft(8, 2, f)},
+      {"inverse-dft", matrix_dft(8, 2, f, true)},
+      {"draw-loose", matrix_draw_loose(8, 2, {}, f)},
+      {"inverse-draw-loose", matrix_draw_loose(8, 2, {}, f, true)},
+      {"lagrange", matrix_lagrange(a, b, f)},
+      {"cauchy", matrix_four_lists("cauchy", {a, b, c, d}, f)}};
+  for (const auto& [g, ms] : cases) same_bytes(compiled(make_encode_spec(8, 1, 1, f, ms), g), 13, g);
+}
+
 TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[emit]") {
   // A new generator must get a same-bytes case: this list is the cases above.
-  const std::vector<std::string> covered = {"prepare-shoot", "postal-allgather", "postal-prepare-shoot", "postal-prefix",
-                                            "postal-broadcast"};
+  const std::vector<std::string> covered = {
+      "prepare-shoot",       "postal-allgather",      "postal-prepare-shoot", "postal-prefix",
+      "postal-broadcast",    "tree-broadcast",        "tree-reduce",          "pipelined-broadcast",
+      "pipelined-reduce",    "decentralized-grid",    "decentralized-grouped", "decentralized-padded",
+      "decentralized-naive", "dft",                   "draw-loose",           "inverse-dft",
+      "inverse-draw-loose",  "lagrange",              "cauchy",               "circulant-broadcast",
+      "circulant-allgather", "circulant-allreduce",   "circulant-allgatherv", "circulant-reduce"};
   for (const auto& g : gen::generators()) {
     INFO("generator " << g.name << " has no same-bytes case in test_emit_cpp.cpp");
     CHECK(std::find(covered.begin(), covered.end(), g.name) != covered.end());
