@@ -285,7 +285,7 @@ TEST_CASE("emit-cpp same bytes: circulant allgather, allreduce, allgatherv K=6 p
   same_bytes(compiled(av, "circulant-allgatherv"), 17, "circulant-allgatherv");
 }
 
-TEST_CASE("emit-cpp same bytes: decentralized encoding of an [N=12, K=4] RS code gf256", "[emit][diff]") {
+TEST_CASE("emit-cpp same bytes: decentralized encoding of an RS code N=12 K=4 gf256", "[emit][diff]") {
   const Field f = Field::gf256();
   // grouped encodes non-systematic codes (G, K x N); the others take either form, here the systematic A.
   for (const char* g : {"decentralized-grid", "decentralized-grouped", "decentralized-padded", "decentralized-naive"}) {
