@@ -15,9 +15,15 @@
 //             combine payloads into buffers, Isend/Irecv, Waitall, copy
 //             received elements into slots, run the ops; no engine), which
 //             measures the engine's overhead (SPEC 5.8: <= 5 %).
-//   bcast     the postal broadcast plan (λ = 1; 1 block, and 4 blocks of ℓ/4)
-//             vs MPI_Bcast of ℓ bytes.
-// Allgatherv is not benchmarked: no generator computes it yet.
+//   bcast     broadcast plans vs MPI_Bcast of ℓ bytes: postal-broadcast
+//             (λ = 1; 1 block, and 4 blocks of ℓ/4), circulant-broadcast with
+//             n = `--blocks auto` (gen::circulant_auto_blocks under the
+//             ping-pong α, β below) and pipelined-broadcast (a chain; n the
+//             argmin of the same model over its C1, C2 estimate);
+//   allgv     circulant-allgatherv with irregular counts (rank j: 1 + 3j mod 4
+//             elements of ℓ bytes, n = 2) vs MPI_Allgatherv;
+//   allg      circulant-allgather vs MPI_Allgather (ℓ bytes per rank);
+//   allred    circulant-allreduce vs MPI_Allreduce(MPI_BXOR) of ℓ bytes.
 // Beside each time: C1, bytes sent by the busiest rank (C2·ℓ for the plan;
 // for the baselines what each algorithm must send at least, (K−1)·ℓ), and the
 // modeled time α·C1 + β·bytes with α, β from a ping-pong between ranks 0 and
@@ -38,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_blocks.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
 #include "passes/pipeline.h"
@@ -179,7 +186,7 @@ void report(const char* what, size_t len, const std::vector<Method>& ms, double 
   if (g_rank != 0) return;
   for (const Method& m : ms) {
     const double med = median(m.times);
-    std::printf("%-7s K=%-3d len=%-8zu %-22s %10.3f ms   C1=%-3u sent/rank=%9.0f KiB  model=%9.3f ms\n", what, g_size,
+    std::printf("%-7s K=%-3d len=%-8zu %-26s %10.3f ms   C1=%-3u sent/rank=%9.0f KiB  model=%9.3f ms\n", what, g_size,
                 len, m.name.c_str(), med * 1e3, m.C1, m.bytes / 1024, (alpha * m.C1 + beta * m.bytes) * 1e3);
     std::string key = m.name;  // one word for the RESULT line
     std::replace(key.begin(), key.end(), ' ', '_');
@@ -248,54 +255,153 @@ void bench_encode(size_t len, int reps, double alpha, double beta) {
   }
 }
 
+// One compiled plan, bound to the communicator, with its buffers: `in` holds
+// this rank's inputs and `out` its outputs, `count` bytes each.
+struct PlanRun {
+  std::unique_ptr<mpi::Collective> coll;
+  std::vector<unsigned char> in, out;
+  size_t count = 0;
+};
+
+// Compiles `spec` with `algorithm` and adds it to `ms` as `name`; the run
+// replays it from run.in to run.out (sized here; the caller fills run.in).
+PlanRun& add_plan(std::vector<Method>& ms, std::vector<std::unique_ptr<PlanRun>>& runs, const std::string& name,
+                  const Spec& spec, const std::string& algorithm, size_t count) {
+  passes::CompileOptions opt;
+  opt.algorithm = algorithm;
+  const auto res = passes::compile(spec, opt);
+  runs.push_back(std::make_unique<PlanRun>());
+  PlanRun* r = runs.back().get();
+  r->coll = std::make_unique<mpi::Collective>(res.plan, MPI_COMM_WORLD);
+  r->count = count;
+  r->in.resize(r->coll->num_inputs() * count);
+  r->out.resize(r->coll->num_outputs() * count);
+  ms.push_back({name, [r] { r->coll->run(r->in.data(), r->out.data(), r->count); }, res.cost.C1,
+                static_cast<double>(res.cost.C2) * count, {}});
+  return *r;
+}
+
+// Aborts the benchmark unless every rank's `ok` holds.
+void require_all(bool ok, const char* what, size_t len) {
+  int bad = !ok, any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    if (g_rank == 0) std::fprintf(stderr, "bench_mpi: %s K=%d len=%zu: outputs differ between methods\n", what, g_size, len);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+// Times ms (the last one the MPI baseline) and prints each plan's ratio to it.
+void measure_and_report(const char* what, size_t len, std::vector<Method>& ms, int reps, double alpha, double beta,
+                        const char* baseline) {
+  measure(ms, reps);
+  std::string line = std::string("  -> plan/") + baseline + ":";
+  for (size_t i = 0; i + 1 < ms.size(); ++i) {
+    char r[128];
+    const double ratio = median(ms[i].times) / median(ms.back().times);
+    std::snprintf(r, sizeof r, " %s %.2f", ms[i].name.c_str(), ratio);
+    line += r;
+  }
+  report(what, len, ms, alpha, beta, line);
+}
+
+// Postal (1 and 4 blocks), circulant (n = --blocks auto under the measured
+// α, β) and pipelined (chain, n = model argmin) broadcasts vs MPI_Bcast. A
+// length n does not divide is padded to n·⌈ℓ/n⌉; ℓ bytes are compared.
 void bench_bcast(size_t len, int reps, double alpha, double beta) {
   const uint32_t K = static_cast<uint32_t>(g_size);
   std::vector<Method> ms;
-  std::vector<std::unique_ptr<mpi::Collective>> colls;
-  std::vector<std::vector<unsigned char>> outs;
+  std::vector<std::unique_ptr<PlanRun>> runs;
   std::vector<unsigned char> root_data(len), b(len);
   for (size_t i = 0; i < len; ++i) root_data[i] = static_cast<unsigned char>(i * 37 + 11);
-  for (uint32_t blocks : {1u, 4u}) {
-    if (len % blocks) continue;
-    Spec s;
-    s.op = OpKind::Broadcast;
-    s.K = K;
-    s.field = Field::gf256();
-    s.root = 0;
-    s.blocks = blocks;
-    const auto res = passes::compile(s, passes::CompileOptions{});
-    colls.push_back(std::make_unique<mpi::Collective>(res.plan, MPI_COMM_WORLD));
-    outs.emplace_back(len);
-    mpi::Collective* c = colls.back().get();
-    unsigned char* out = outs.back().data();
-    const size_t blk = len / blocks;
-    ms.push_back({"plan " + std::to_string(blocks) + " block(s)",
-                  [c, out, blk, &root_data] { c->run(root_data.data(), out, blk); }, res.cost.C1,
-                  static_cast<double>(res.cost.C2) * blk, {}});
-  }
+  auto add = [&](const std::string& name, const std::string& algorithm, uint32_t blocks) {
+    const size_t blk = (len + blocks - 1) / blocks;
+    PlanRun& r = add_plan(ms, runs, name + " n=" + std::to_string(blocks), bench::broadcast_spec(K, blocks),
+                          algorithm, blk);
+    if (g_rank == 0) std::memcpy(r.in.data(), root_data.data(), len);
+  };
+  for (uint32_t blocks : {1u, 4u})
+    if (len % blocks == 0) add("postal", "postal-broadcast", blocks);
+  add("circulant", "circulant-broadcast", bench::circulant_blocks(K, len, alpha, beta));
+  add("pipelined", "pipelined-broadcast", bench::model_blocks("pipelined-broadcast", K, len, alpha, beta));
   ms.push_back({"mpi bcast", [&] {
                   if (g_rank == 0) std::memcpy(b.data(), root_data.data(), len);
                   MPI_Bcast(b.data(), static_cast<int>(len), MPI_BYTE, 0, MPI_COMM_WORLD);
                 },
                 static_cast<uint32_t>(std::ceil(std::log2(K))), static_cast<double>(len), {}});
   for (auto& m : ms) m.run();
-  int bad = 0;
-  for (const auto& o : outs) bad |= o != root_data;
-  bad |= b != root_data;
-  int any = 0;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (any) {
-    if (g_rank == 0) std::fprintf(stderr, "bench_mpi: bcast K=%u len=%zu: a rank did not get the root's data\n", K, len);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+  bool ok = b == root_data;
+  for (const auto& r : runs) ok = ok && std::equal(root_data.begin(), root_data.end(), r->out.begin());
+  require_all(ok, "bcast", len);
+  measure_and_report("bcast", len, ms, reps, alpha, beta, "MPI_Bcast");
+}
+
+// Irregular allgatherv: rank j contributes counts[j] = 1 + (3j mod 4) plan
+// elements of ℓ bytes (1..4 ℓ, so ranks differ up to 4×), circulant-
+// allgatherv with n = 2 pieces per root, vs MPI_Allgatherv of the same bytes.
+void bench_allgatherv(size_t len, int reps, double alpha, double beta) {
+  const uint32_t K = static_cast<uint32_t>(g_size);
+  Spec s;
+  s.op = OpKind::Allgatherv;
+  s.K = K;
+  s.field = Field::gf256();
+  s.blocks = 2;
+  std::vector<int> rcounts(K), displs(K);
+  size_t total = 0;
+  for (uint32_t j = 0; j < K; ++j) {
+    s.counts.push_back(1 + (3 * j) % 4);
+    rcounts[j] = static_cast<int>(s.counts[j] * len);
+    displs[j] = static_cast<int>(total);
+    total += s.counts[j] * len;
   }
-  measure(ms, reps);
-  std::string line = "  -> plan/MPI_Bcast:";
-  for (size_t i = 0; i + 1 < ms.size(); ++i) {
-    char r[96];
-    std::snprintf(r, sizeof r, " %s %.2f", ms[i].name.c_str(), median(ms[i].times) / median(ms.back().times));
-    line += r;
+  std::vector<Method> ms;
+  std::vector<std::unique_ptr<PlanRun>> runs;
+  PlanRun& r = add_plan(ms, runs, "circulant-allgatherv n=2", s, "circulant-allgatherv", len);
+  for (size_t i = 0; i < r.in.size(); ++i) r.in[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
+  std::vector<unsigned char> b(total);
+  ms.push_back({"mpi allgatherv", [&] {
+                  MPI_Allgatherv(r.in.data(), rcounts[g_rank], MPI_BYTE, b.data(), rcounts.data(), displs.data(),
+                                 MPI_BYTE, MPI_COMM_WORLD);
+                },
+                static_cast<uint32_t>(std::ceil(std::log2(K))), static_cast<double>(total - rcounts[g_rank]), {}});
+  for (auto& m : ms) m.run();
+  require_all(r.out == b, "allgatherv", len);
+  measure_and_report("allgv", len, ms, reps, alpha, beta, "MPI_Allgatherv");
+}
+
+// circulant-allgather (n = 1) vs MPI_Allgather, and circulant-allreduce
+// (n = 1; GF(2^8) addition is XOR) vs MPI_Allreduce(MPI_BXOR), ℓ bytes each.
+void bench_allgather_allreduce(size_t len, int reps, double alpha, double beta) {
+  const uint32_t K = static_cast<uint32_t>(g_size);
+  const auto log2K = static_cast<uint32_t>(std::ceil(std::log2(K)));
+  for (OpKind op : {OpKind::Allgather, OpKind::Allreduce}) {
+    const bool gather = op == OpKind::Allgather;
+    Spec s;
+    s.op = op;
+    s.K = K;
+    s.field = Field::gf256();
+    std::vector<Method> ms;
+    std::vector<std::unique_ptr<PlanRun>> runs;
+    PlanRun& r = add_plan(ms, runs, gather ? "circulant-allgather" : "circulant-allreduce", s,
+                          gather ? "circulant-allgather" : "circulant-allreduce", len);
+    for (size_t i = 0; i < len; ++i) r.in[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
+    std::vector<unsigned char> b(r.out.size());
+    if (gather)
+      ms.push_back({"mpi allgather", [&] {
+                      MPI_Allgather(r.in.data(), static_cast<int>(len), MPI_BYTE, b.data(), static_cast<int>(len),
+                                    MPI_BYTE, MPI_COMM_WORLD);
+                    },
+                    log2K, static_cast<double>(K - 1) * len, {}});
+    else
+      ms.push_back({"mpi allreduce bxor", [&] {
+                      MPI_Allreduce(r.in.data(), b.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD);
+                    },
+                    log2K, 2.0 * (K - 1) / K * len, {}});
+    for (auto& m : ms) m.run();
+    require_all(r.out == b, gather ? "allgather" : "allreduce", len);
+    measure_and_report(gather ? "allg" : "allred", len, ms, reps, alpha, beta,
+                       gather ? "MPI_Allgather" : "MPI_Allreduce");
   }
-  report("bcast", len, ms, alpha, beta, line);
 }
 
 }  // namespace
@@ -327,6 +433,8 @@ int main(int argc, char** argv) {
   try {
     for (size_t len : lens) bench_encode(len, reps, alpha, beta);
     for (size_t len : lens) bench_bcast(len, reps, alpha, beta);
+    for (size_t len : lens) bench_allgatherv(len, reps, alpha, beta);
+    for (size_t len : lens) bench_allgather_allreduce(len, reps, alpha, beta);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mpi: rank %d: %s\n", g_rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 3);

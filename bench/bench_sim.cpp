@@ -2,7 +2,7 @@
 // 1024 hosts: 10 Gbit/s links, 1 µs host-to-host latency, a crossbar (the
 // platform and model of runtime/sim/sim_replay.h).
 //
-//   bench_sim [--max-k K] [--smpi-timeout SECONDS]
+//   bench_sim [--max-k K] [--smpi-timeout SECONDS] [--only bcast]
 //
 // encode (GF(2^8), a random K×K matrix): the compiled plan (passes::compile,
 //   `auto`: prepare-and-shoot) replayed by the S4U replay, against
@@ -12,12 +12,16 @@
 //          receive from r−i) + XOR, written as a plan (verified at K = 64)
 //          and replayed by the same S4U replay
 //   "best MPI" is the fastest of those measured.
-// bcast: the postal-broadcast plan (λ = 1: a binomial tree in which every
-//   informed rank sends in every step) against SMPI's MPI_Bcast with the
-//   algorithm the ompi selector picks, and forced to SMPI's binomial tree
-//   (--cfg=smpi/bcast:binomial_tree); best MPI = the faster. (The postal
-//   broadcast of n blocks sends all n in one message per step, so more
-//   blocks change nothing here; no pipelined broadcast generator exists yet.)
+// bcast: broadcast plans against SMPI's MPI_Bcast with the algorithm the
+//   ompi selector picks, and forced to SMPI's binomial tree
+//   (--cfg=smpi/bcast:binomial_tree); best MPI = the faster. The plans:
+//     postal      postal-broadcast, λ = 1 (a binomial tree in which every
+//                 informed rank sends in every step; more blocks would travel
+//                 in one message per step and change nothing);
+//     circulant   circulant-broadcast, n = `--blocks auto` under the
+//                 platform's β = latency, τ = 1/bandwidth;
+//     pipelined   pipelined-broadcast (a chain for p = 1), n the argmin of
+//                 the same model over its C1/C2 estimate.
 // SMPI runs smpirun with --cfg=smpi/coll-selector:ompi (Open MPI's decision
 // rules and algorithms) on the same platform file and network options. SMPI
 // is slow for some cases (MPI_Alltoall with K = 256 takes minutes, its
@@ -39,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_blocks.h"
 #include "matrix/matrix.h"
 #include "passes/pipeline.h"
 #include "passes/verify.h"
@@ -146,23 +151,44 @@ void bench_encode(const sim::Platform& pf, const std::vector<size_t>& lens) {
   }
 }
 
+// A broadcast plan compiled with `algorithm` and n blocks, simulated for a
+// message of `len` bytes (blocks of ⌈len/n⌉ bytes).
+struct BcastPlan {
+  std::string algorithm;
+  uint32_t blocks;
+  passes::CompileResult res;
+  double time(size_t len, const sim::Platform& pf) const {
+    return sim::simulate(res.plan, (len + blocks - 1) / blocks, pf).time;
+  }
+};
+
+BcastPlan bcast_plan(const std::string& algorithm, uint32_t K, uint32_t blocks) {
+  passes::CompileOptions opt;
+  opt.algorithm = algorithm;
+  return {algorithm, blocks, passes::compile(bench::broadcast_spec(K, blocks), opt)};
+}
+
 void bench_bcast(const sim::Platform& pf, const std::vector<size_t>& lens) {
   const uint32_t K = pf.hosts;
-  Spec s;
-  s.op = OpKind::Broadcast;
-  s.K = K;
-  s.field = Field::gf256();
-  const auto res = passes::compile(s, passes::CompileOptions{});
+  const double tau = 1 / pf.bandwidth;  // s per byte; beta = pf.latency per message
+  const BcastPlan postal = bcast_plan("postal-broadcast", K, 1);
   for (size_t len : lens) {
-    const double t = sim::simulate(res.plan, len, pf).time;
+    const BcastPlan circ = bcast_plan("circulant-broadcast", K, bench::circulant_blocks(K, len, pf.latency, tau));
+    const BcastPlan pipe = bcast_plan("pipelined-broadcast", K,
+                                      bench::model_blocks("pipelined-broadcast", K, len, pf.latency, tau));
+    const double t = postal.time(len, pf), t_circ = circ.time(len, pf), t_pipe = pipe.time(len, pf);
     const double t_ompi = smpi("bcast", K, len);
     const double t_bin = smpi("bcast", K, len, "--cfg=smpi/bcast:binomial_tree");
-    const double model = res.cost.C1 * (pf.latency + static_cast<double>(len) / pf.bandwidth);
-    fmt::print("bcast   K={:<5} len={:<8} plan {:>9} us (C1={} a-b {:.1f} us)  MPI_Bcast {:>9}  binomial {:>9}  "
-               "plan/best-MPI {:.3f}\n",
-               K, len, fmt_time(t), res.cost.C1, model * 1e6, fmt_time(t_ompi), fmt_time(t_bin),
-               t / min_of({t_ompi, t_bin}));
-    fmt::print("RESULT bcast {} {} plan {:.9g} ompi {:.9g} binomial {:.9g}\n", K, len, t, t_ompi, t_bin);
+    const double best = min_of({t_ompi, t_bin});
+    const double model = postal.res.cost.C1 * (pf.latency + static_cast<double>(len) / pf.bandwidth);
+    fmt::print("bcast   K={:<5} len={:<8} postal {:>9} us (C1={} a-b {:.1f} us)  circulant n={} {:>9} us (C1={})  "
+               "pipelined n={} {:>9} us (C1={})  MPI_Bcast {:>9}  binomial {:>9}  /best-MPI: postal {:.3f} "
+               "circulant {:.3f} pipelined {:.3f}\n",
+               K, len, fmt_time(t), postal.res.cost.C1, model * 1e6, circ.blocks, fmt_time(t_circ),
+               circ.res.cost.C1, pipe.blocks, fmt_time(t_pipe), pipe.res.cost.C1, fmt_time(t_ompi), fmt_time(t_bin),
+               t / best, t_circ / best, t_pipe / best);
+    fmt::print("RESULT bcast {} {} plan {:.9g} circulant {:.9g} pipelined {:.9g} ompi {:.9g} binomial {:.9g}\n", K, len,
+               t, t_circ, t_pipe, t_ompi, t_bin);
     std::fflush(stdout);
   }
 }
@@ -171,13 +197,17 @@ void bench_bcast(const sim::Platform& pf, const std::vector<size_t>& lens) {
 
 int main(int argc, char** argv) {
   uint32_t max_k = 1024;
+  bool only_bcast = false;  // skip the encode figures
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--max-k") && i + 1 < argc) {
       max_k = static_cast<uint32_t>(std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc && !std::strcmp(argv[i + 1], "bcast")) {
+      only_bcast = true;
+      ++i;
     } else if (!std::strcmp(argv[i], "--smpi-timeout") && i + 1 < argc) {
       g_smpi_timeout = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: bench_sim [--max-k K] [--smpi-timeout SECONDS]\n");
+      std::fprintf(stderr, "usage: bench_sim [--max-k K] [--smpi-timeout SECONDS] [--only bcast]\n");
       return 2;
     }
   }
@@ -201,7 +231,7 @@ int main(int argc, char** argv) {
     sim::Platform pf = base;
     pf.hosts = K;
     write_platform(pf);
-    bench_encode(pf, lens);
+    if (!only_bcast) bench_encode(pf, lens);
     bench_bcast(pf, lens);
   }
   std::filesystem::remove_all(g_dir);
