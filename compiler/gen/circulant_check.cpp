@@ -106,7 +106,7 @@ void circulant_table_fast(uint64_t p, CirculantTable& t, CirculantScratch& scrat
   };
   auto range = [&](int64_t a, int64_t b) { return circulant_cyclic(p, a, b, plain); };
   auto bb = [&](uint64_t x) -> uint32_t { return t.bb[x]; };
-  for (uint64_t r = 0; r < p; ++r) circulant_recvsched(p, q, c.skips(), r, q, &t.recv[r * q], bb, range);
+  for (uint64_t r = 0; r < p; ++r) circulant_recvsched(p, q, c.skips(), r, q, t.recv.data() + (r * q), bb, range);
   for (uint64_t r = 0; r < p; ++r)
     for (uint32_t i = 0; i < q; ++i) t.send[r * q + i] = t.recv[((r + c.skip(i)) % p) * q + i];
 }
@@ -115,7 +115,7 @@ std::string check_circulant_table(const Circulant& c, const CirculantTable& t) {
   const uint64_t p = c.p();
   const uint32_t q = c.q();
   for (uint64_t r = 0; r < p; ++r) {
-    const int8_t* recv = &t.recv[r * q];
+    const int8_t* recv = t.recv.data() + (r * q);
     if (r > 0) {
       if (std::string e = check_recv(c, r, t.bb[r], recv); !e.empty()) return e;
     }
