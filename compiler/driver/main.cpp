@@ -220,15 +220,15 @@ int cmd_list() {
   for (const auto& g : gen::generators()) {
     std::string ops;
     for (OpKind op : g.ops) ops += std::string(ops.empty() ? "" : ",") + op_name(op);
-    std::cout << fmt::format("  {:<16} [{}] {}\n", g.name, ops, g.description);
+    std::cout << fmt::format("  {:<20} [{}] {}\n", g.name, ops, g.description);
   }
   std::cout << "passes:\n";
   for (const auto& p : passes::pass_registry())
-    std::cout << fmt::format("  {:<16} {}{}\n", p.name, p.description, p.in_default_pipeline ? "" : " (on request)");
+    std::cout << fmt::format("  {:<20} {}{}\n", p.name, p.description, p.in_default_pipeline ? "" : " (on request)");
   std::cout << "fields:\n"
-               "  gf256            GF(2^8), polynomial 0x11D (ISA-L's)\n"
-               "  gf65536          GF(2^16), polynomial 0x1100B\n"
-               "  prime:Q          GF(Q) for a prime 2 <= Q < 2^31, e.g. prime:65537\n";
+               "  gf256                GF(2^8), polynomial 0x11D (ISA-L's)\n"
+               "  gf65536              GF(2^16), polynomial 0x1100B\n"
+               "  prime:Q              GF(Q) for a prime 2 <= Q < 2^31, e.g. prime:65537\n";
   std::cout << "operations:\n ";
   for (OpKind op : all_ops()) std::cout << " " << op_name(op);
   std::cout << "\n";
@@ -282,7 +282,7 @@ int cmd_recode(const std::string& in, const SpecFlags& sf, const std::string& ou
 int main(int argc, char** argv) {
   CLI::App app{"collplan — offline schedule compiler for (coded) collective communication.\n"
                "Compiles a spec (operation, K, p, lambda, field, matrix) into a verified per-processor plan,\n"
-               "checks plans against their postcondition and lower bounds, and replays them in-process."};
+               "checks plans against their postcondition and lower bounds, and replays them (in-process, over MPI or over TCP)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "collplan 0.1.0");
 
