@@ -11,6 +11,7 @@
 #include "gen/trees.h"
 #include "gen/vandermonde_plans.h"
 #include "passes/cost.h"
+#include "passes/widen.h"
 #include "support/error.h"
 
 namespace collplan::gen {
@@ -59,10 +60,43 @@ GeneratorInfo structured_entry(std::string name, std::string description, const 
           g.why_not};
 }
 
+// An encode of n-block vectors is n independent encodes of the same
+// matrix: the encode generators build the one-block plan and widen it
+// (passes/widen.h; C1 unchanged, C2 n-fold). Blocks gain nothing for an
+// encode alone, whose messages already carry whole vectors; they exist so
+// that encodes compose with block-pipelined broadcasts and reduces in the
+// decentralized plans.
+std::vector<GeneratorInfo> with_encode_blocks(std::vector<GeneratorInfo> gens) {
+  for (GeneratorInfo& g : gens) {
+    if (g.ops != std::vector<OpKind>{OpKind::Encode}) continue;
+    g.build = [inner = std::move(g.build)](const Spec& s, const CostModel& cm) {
+      if (s.blocks == 1) return inner(s, cm);
+      Spec one = s;
+      one.blocks = 1;
+      return passes::widen(inner(one, cm), s.blocks);
+    };
+    g.estimate = [inner = std::move(g.estimate)](const Spec& s, const CostModel& cm) {
+      if (s.blocks == 1) return inner(s, cm);
+      Spec one = s;
+      one.blocks = 1;
+      PostalSplitCost c = inner(one, cm);
+      c.C2 *= s.blocks;
+      return c;
+    };
+    if (g.why_not)
+      g.why_not = [inner = std::move(g.why_not)](const Spec& s, const CostModel& cm) {
+        Spec one = s;
+        one.blocks = 1;
+        return inner(one, cm);
+      };
+  }
+  return gens;
+}
+
 }  // namespace
 
 const std::vector<GeneratorInfo>& generators() {
-  static const std::vector<GeneratorInfo> g = {
+  static const std::vector<GeneratorInfo> g = with_encode_blocks({
       {"prepare-shoot",
        "universal all-to-all encode of any KxK matrix; C1 = ceil(log_{p+1} K), C2 = (m-1)/p + (n-1)/p (encode paper "
        "§IV); lambda > 1 stretches each round to lambda steps",
@@ -204,9 +238,10 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const CostModel&) { return circulant_reduce(s); },
        [](const Spec& s, const CostModel&) { return circulant_reduce_cost(s); },
        [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
-  };
+  });
   return g;
 }
+
 
 const GeneratorInfo& find_generator(const std::string& name) {
   std::string names;

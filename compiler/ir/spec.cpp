@@ -90,6 +90,8 @@ void validate_spec_basics(const Spec& s) {
     user_error("allgatherv needs one count per rank: got {} counts for K = {}", s.counts.size(), s.K);
   if (s.op == OpKind::Prefix && !s.counts.empty() && s.counts.size() != s.K)
     user_error("prefix over blocks needs one item count per rank: got {} counts for K = {}", s.counts.size(), s.K);
+  if (s.op == OpKind::Prefix && s.blocks != 1)
+    user_error("blocks = {}: prefix takes items per rank through counts, not blocks (blocks = 1)", s.blocks);
   if (s.exclusive && s.op != OpKind::Prefix)
     user_error("exclusive applies to prefix only, not to {}", op_name(s.op));
 }

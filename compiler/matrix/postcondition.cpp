@@ -27,6 +27,25 @@ void check_digest(const Spec& s, const Matrix& m) {
                matrix_digest(m, s.field).hex());
 }
 
+// Blocks of the coded operations are independent copies: input block b
+// feeds output block b only, with the matrix's coefficient (M ⊗ I_n in the
+// rank-major, block-minor numbering).
+Matrix blockwise(const Matrix& M, uint32_t n) {
+  if (n == 1) return M;
+  // The map is dense: refuse before allocating what cannot be checked.
+  const uint64_t entries = uint64_t{M.rows} * M.cols * n * n;
+  if (entries > (uint64_t{1} << 28))
+    user_error("blocks = {}: the {}x{} matrix in {} blocks makes a {}-entry postcondition, over the 2^28 collplan "
+               "checks; use fewer blocks (the runtime's vector length covers long vectors)",
+               n, M.rows, M.cols, n, entries);
+  Matrix W = Matrix::zeros(M.rows * n, M.cols * n);
+  for (uint32_t i = 0; i < M.rows; ++i)
+    for (uint32_t j = 0; j < M.cols; ++j)
+      if (const Elem c = M.at(i, j); c != 0)
+        for (uint32_t b = 0; b < n; ++b) W.at(i * n + b, j * n + b) = c;
+  return W;
+}
+
 }  // namespace
 
 Postcondition postcondition(const Spec& s) {
@@ -41,10 +60,11 @@ Postcondition postcondition(const Spec& s) {
   switch (s.op) {
     case OpKind::Encode: {
       check_matrix_shape(s, K, K);
-      uniform(1, 1);
+      uniform(n, n);
       set_offsets(pc);
       pc.map = materialize(s.matrix, s.field);
       check_digest(s, pc.map);
+      pc.map = blockwise(pc.map, n);
       return pc;
     }
     case OpKind::DecentralizedEncode: {
@@ -59,12 +79,13 @@ Postcondition postcondition(const Spec& s) {
                    "{}x{} generator matrix G (non-systematic), the spec has {}x{}",
                    s.N, s.K, s.K, s.N - s.K, s.K, s.N, s.matrix.rows, s.matrix.cols);
       pc.inputs_per_rank.assign(K, 0);
-      pc.outputs_per_rank.assign(K, systematic ? 0 : 1);
-      for (uint32_t k = 0; k < s.K; ++k) pc.inputs_per_rank[k] = 1;
-      for (uint32_t k = s.K; k < s.N; ++k) pc.outputs_per_rank[k] = 1;
+      pc.outputs_per_rank.assign(K, systematic ? 0 : n);
+      for (uint32_t k = 0; k < s.K; ++k) pc.inputs_per_rank[k] = n;
+      for (uint32_t k = s.K; k < s.N; ++k) pc.outputs_per_rank[k] = n;
       set_offsets(pc);
       pc.map = materialize(s.matrix, s.field);
       check_digest(s, pc.map);
+      pc.map = blockwise(pc.map, n);
       return pc;
     }
     case OpKind::Broadcast:

@@ -4,7 +4,8 @@
 // Inputs and outputs are numbered rank-major (all of rank 0's, then rank
 // 1's, ...). `map` is num_inputs × num_outputs: output j must equal
 // Σ_i input_i · map[i][j]. Per operation (SPEC §2), with n = spec.blocks:
-//   encode        1 input and 1 output per rank; map = A.
+//   encode        n inputs and n outputs per rank; output block b of rank k
+//                 is Σ_r x_{r,b} A[r][k] (n = 1: map = A).
 //   broadcast     root: n inputs; every rank: n outputs (the root's blocks).
 //   reduce        every rank: n inputs; root: n outputs (block-wise sums).
 //   allgather     every rank: n inputs and K·n outputs (all blocks, rank order).
@@ -13,12 +14,14 @@
 //   prefix        counts[k] items in and out at rank k (1 when counts is
 //                 empty); item g gets v_0 + … + v_g, or v_0 + … + v_{g−1}
 //                 when spec.exclusive (item 0 then gets the zero element).
-//   decentralized-encode  N ranks; sources 0..K−1 one input each. The
-//                 matrix's shape selects the code's form: K×(N−K) is A of a
-//                 systematic G = [I | A] (sink K+j, one output, gets
-//                 Σ_k x_k A[k][j]; sources output nothing); K×N is a
-//                 non-systematic G (every rank j, one output, gets
-//                 Σ_k x_k G[k][j]).
+//   decentralized-encode  N ranks; sources 0..K−1 n inputs each (x_k in n
+//                 blocks). The matrix's shape selects the code's form:
+//                 K×(N−K) is A of a systematic G = [I | A] (sink K+j, n
+//                 outputs, gets block b = Σ_k x_{k,b} A[k][j]; sources output
+//                 nothing); K×N is a non-systematic G (every rank j, n
+//                 outputs, gets block b = Σ_k x_{k,b} G[k][j]).
+// For both coded operations the blocks are independent copies: the map is
+// M ⊗ I_n (input block b of x_k feeds output block b only).
 #pragma once
 
 #include <cstdint>

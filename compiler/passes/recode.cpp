@@ -56,6 +56,10 @@ bool is_recodable(const Plan& plan) {
 }
 
 void recode(Plan& plan, const MatrixSpec& ms) {
+  if (plan.spec.blocks > 1)
+    user_error("plan '{}' carries blocks = {} (a widened plan, passes/widen.h) and is not re-codable: re-code its "
+               "one-block plan, or compile again for the new matrix",
+               plan.spec.algorithm, plan.spec.blocks);
   if (!is_recodable(plan))
     user_error("plan '{}' has no matrix-bound ops: only universal plans (prepare-and-shoot) can be re-coded", plan.spec.algorithm);
   if (ms.rows != plan.spec.matrix.rows || ms.cols != plan.spec.matrix.cols)
