@@ -257,8 +257,9 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
            throw CLI::ValidationError("--blocks", "'" + v + "' is not a block count (n >= 1) or 'auto'");
          sf.blocks = static_cast<uint32_t>(n);
        },
-       "block operations: blocks per buffer (n >= 1), or auto (broadcast: n from --beta/--tau/--cost-len, the "
-       "whole message's length; see docs/circulant.md)")
+       "blocks per buffer (n >= 1) of the block collectives and of encode / decentralized-encode (each x_k in n "
+       "blocks; the decentralized grid streams its rows, docs/decentralized.md), or auto (broadcast: n from "
+       "--beta/--tau/--cost-len, the whole message's length; see docs/circulant.md)")
       ->default_str("1");
   c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: blocks per rank; comma-separated");
   c->add_flag("--exclusive", sf.exclusive, "prefix: exclusive scan");

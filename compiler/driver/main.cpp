@@ -140,7 +140,10 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
                            res.plan.spec.algorithm);
   if (spec.op == OpKind::DecentralizedEncode) {
     std::cout << fmt::format("code: [N, K] = [{}, {}], {}\n", spec.N, spec.K, spec.matrix.source);
-    std::cout << fmt::format("sources: ranks 0..{} hold x_0..x_{}\n", spec.K - 1, spec.K - 1);
+    std::cout << fmt::format("sources: ranks 0..{} hold x_0..x_{}{}\n", spec.K - 1, spec.K - 1,
+                             spec.blocks > 1
+                                 ? fmt::format(", each in {} blocks; output block b sums blocks b", spec.blocks)
+                                 : std::string());
     if (spec.matrix.cols == spec.N)
       std::cout << fmt::format("outputs: non-systematic, every rank j in 0..{} receives sum_k x_k G[k][j]\n", spec.N - 1);
     else

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "gen/circulant_plans.h"
 #include "gen/registry.h"
 #include "gen/trees.h"
 #include "matrix/postcondition.h"
@@ -42,19 +43,24 @@ Assembly start(const Spec& spec, const char* generator) {
   if (spec.op != OpKind::DecentralizedEncode)
     user_error("{} computes 'decentralized-encode', not '{}'", generator, op_name(spec.op));
   Assembly a;
-  // The postcondition validates the spec, the matrix shape and its digest.
-  a.M = postcondition(spec).map;
+  // The postcondition validates the spec, the matrix shape and its digest;
+  // its map is M ⊗ I_n, so the matrix is materialised once more here.
+  (void)postcondition(spec);
+  a.M = materialize(spec.matrix, spec.field);
   a.systematic = decentralized_systematic(spec);
   a.K = spec.K;
   a.N = spec.N;
   a.R = spec.N - spec.K;
+  a.n = spec.blocks;
   a.plan = ir::make_plan(spec, 0);
-  a.held.assign(a.N, Held::zero());
+  a.held.assign(a.N, std::vector<Held>(a.n, Held::zero()));
   for (uint32_t k = 0; k < a.K; ++k) {
     ir::Program& prog = a.plan.ranks[k];
-    const ir::SlotId s = prog.new_slot();
-    prog.inputs = {s};
-    a.held[k] = Held{s, 1};
+    for (uint32_t b = 0; b < a.n; ++b) {
+      const ir::SlotId s = prog.new_slot();
+      prog.inputs.push_back(s);
+      a.held[k][b] = Held{s, 1};
+    }
   }
   return a;
 }
@@ -66,37 +72,75 @@ std::string step_range(uint32_t from, uint32_t steps) {
   return steps == 1 ? fmt::format("step {}", from + 1) : fmt::format("steps {}-{}", from + 1, from + steps);
 }
 
-// Places one tree operation (broadcast or reduce, root = local 0) per group.
-uint32_t tree_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, OpKind op, const std::string& what) {
+// One group's broadcast or reduce part (root = local rank 0) of n blocks:
+// the tree for one block; for n > 1 the cheapest by the cost model of the
+// tree, the pipelined chain and (p = 1, λ = 1) the circulant schedule.
+ir::Plan group_part(const Spec& whole, uint32_t size, OpKind op, const CostModel& cm) {
+  Spec s;
+  s.op = op;
+  s.K = size;
+  s.p = whole.p;
+  s.lambda = whole.lambda;
+  s.field = whole.field;
+  s.root = 0;
+  s.blocks = whole.blocks;
+  const bool bc = op == OpKind::Broadcast;
+  auto named = [&](const char* name, ir::Plan (*build)(const Spec&)) {
+    Spec t = s;
+    t.algorithm = name;
+    return build(t);
+  };
+  ir::Plan best = bc ? named("tree-broadcast", tree_broadcast) : named("tree-reduce", tree_reduce);
+  if (s.blocks == 1) return best;
+  std::vector<ir::Plan> others;
+  others.push_back(bc ? named("pipelined-broadcast", pipelined_broadcast) : named("pipelined-reduce", pipelined_reduce));
+  if (circulant_why_not(s).empty())
+    others.push_back(bc ? named("circulant-broadcast", circulant_broadcast) : named("circulant-reduce", circulant_reduce));
+  auto time = [&](const ir::Plan& p) {
+    const passes::CostReport c = passes::cost(p);
+    return cm.time(c.C1, c.C2);
+  };
+  double best_time = time(best);
+  for (ir::Plan& o : others)
+    if (const double t = time(o); t < best_time) {
+      best_time = t;
+      best = std::move(o);
+    }
+  return best;
+}
+
+// Places one broadcast or reduce (root = local 0) per group.
+uint32_t tree_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, OpKind op, const CostModel& cm,
+                     const std::string& what) {
   const uint32_t offset = a.plan.num_steps;
   uint32_t steps = 0;
+  std::vector<std::string> used;  // distinct part generators, in order of first use
   for (const auto& grp : groups) {
     if (grp.size() < 2) continue;
-    Spec s;
-    s.op = op;
-    s.K = static_cast<uint32_t>(grp.size());
-    s.p = a.plan.spec.p;
-    s.lambda = a.plan.spec.lambda;
-    s.field = a.plan.spec.field;
-    s.root = 0;
-    s.blocks = 1;
-    s.algorithm = op == OpKind::Broadcast ? "tree-broadcast" : "tree-reduce";
-    const ir::Plan part = op == OpKind::Broadcast ? tree_broadcast(s) : tree_reduce(s);
+    const ir::Plan part = group_part(a.plan.spec, static_cast<uint32_t>(grp.size()), op, cm);
+    if (std::find(used.begin(), used.end(), part.spec.algorithm) == used.end()) used.push_back(part.spec.algorithm);
     std::vector<std::vector<Held>> in(grp.size());
     if (op == OpKind::Broadcast) {
-      in[0] = {a.held[grp[0]]};
+      in[0] = a.held[grp[0]];
     } else {
-      for (size_t i = 0; i < grp.size(); ++i) in[i] = {a.held[grp[i]]};
+      for (size_t i = 0; i < grp.size(); ++i) in[i] = a.held[grp[i]];
     }
     const auto out = passes::place(a.plan, part, grp, offset, in);
     for (size_t i = 0; i < grp.size(); ++i)
-      if (!out[i].empty()) a.held[grp[i]] = out[i][0];
+      if (!out[i].empty()) a.held[grp[i]] = out[i];
     steps = std::max(steps, part.num_steps);
   }
   a.plan.num_steps = offset + steps;
-  a.phases.push_back(fmt::format("{}: {} by the (p+1)-nomial tree, one plan element per message (each source holds one "
-                                 "element, so there is nothing to pipeline)",
-                                 step_range(offset, steps), what));
+  std::string by;
+  for (const std::string& u : used) by += (by.empty() ? " by " : " and ") + u;
+  if (a.n == 1)
+    a.phases.push_back(fmt::format("{}: {}{}, the (p+1)-nomial tree, one plan element per message (--blocks n "
+                                   "streams long vectors)",
+                                   step_range(offset, steps), what, by));
+  else
+    a.phases.push_back(fmt::format("{}: {}{} ({} blocks per vector; the cheapest of tree, pipelined chain and "
+                                   "circulant by the cost model)",
+                                   step_range(offset, steps), what, by, a.n));
   return steps;
 }
 
@@ -122,17 +166,18 @@ uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& gr
     const MatrixSpec& B = blocks[g];
     COLLPLAN_ASSERT(B.rows == grp.size() && B.cols == grp.size(), "encode_blocks: block shape");
     if (grp.size() == 1) {  // x·[b]: a local scaling, folded into later reads
-      Held& v = a.held[grp[0]];
-      v.coeff = f.mul(v.coeff, materialize(B, f).at(0, 0));
+      const Elem c = materialize(B, f).at(0, 0);
+      for (Held& v : a.held[grp[0]]) v.coeff = f.mul(v.coeff, c);
       continue;
     }
-    const Spec bs = make_encode_spec(static_cast<uint32_t>(grp.size()), a.plan.spec.p, a.plan.spec.lambda, f, B);
+    Spec bs = make_encode_spec(static_cast<uint32_t>(grp.size()), a.plan.spec.p, a.plan.spec.lambda, f, B);
+    bs.blocks = a.n;  // the registry widens the one-block encode (passes/widen.h)
     const ir::Plan part = block_encode(bs, cm);
     if (std::find(used.begin(), used.end(), part.spec.algorithm) == used.end()) used.push_back(part.spec.algorithm);
     std::vector<std::vector<Held>> in(grp.size());
-    for (size_t i = 0; i < grp.size(); ++i) in[i] = {a.held[grp[i]]};
+    for (size_t i = 0; i < grp.size(); ++i) in[i] = a.held[grp[i]];
     const auto out = passes::place(a.plan, part, grp, offset, in);
-    for (size_t i = 0; i < grp.size(); ++i) a.held[grp[i]] = out[i][0];
+    for (size_t i = 0; i < grp.size(); ++i) a.held[grp[i]] = out[i];
     steps = std::max(steps, part.num_steps);
   }
   a.plan.num_steps = offset + steps;
@@ -143,18 +188,21 @@ uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& gr
   return steps;
 }
 
-uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::string& what) {
-  return tree_groups(a, groups, OpKind::Broadcast, what);
+uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const CostModel& cm,
+                          const std::string& what) {
+  return tree_groups(a, groups, OpKind::Broadcast, cm, what);
 }
 
-uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::string& what) {
-  return tree_groups(a, groups, OpKind::Reduce, what);
+uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const CostModel& cm,
+                       const std::string& what) {
+  return tree_groups(a, groups, OpKind::Reduce, cm, what);
 }
 
 ir::Plan finish(Assembly& a) {
   if (a.plan.num_steps == 0) a.plan.num_steps = 1;  // a rank's output may need a scaling op
   for (uint32_t r = a.systematic ? a.K : 0; r < a.N; ++r)
-    a.plan.ranks[r].outputs = {passes::materialize_held(a.plan, r, a.held[r], a.plan.num_steps)};
+    for (const Held& v : a.held[r])
+      a.plan.ranks[r].outputs.push_back(passes::materialize_held(a.plan, r, v, a.plan.num_steps));
   std::string& alg = a.plan.spec.algorithm;
   alg += " [" + a.layout + "]";
   for (size_t i = 0; i < a.phases.size(); ++i) alg += fmt::format("; phase {} ({})", i + 1, a.phases[i]);

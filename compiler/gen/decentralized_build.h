@@ -1,8 +1,9 @@
 // Assembly of decentralized-encode plans out of placed sub-plans (internal
 // to the decentralized generators, gen/decentralized_*.cpp).
 //
-// Every rank holds one value while the plan is built (passes::Held: a slot
-// times a coefficient, or zero): x_k at source k, zero at a sink. A phase
+// Every rank holds n values while the plan is built, one per block
+// (passes::Held: a slot times a coefficient, or zero; n = spec.blocks): the
+// blocks of x_k at source k, zeros at a sink. A phase
 // places sub-plans on disjoint groups of ranks at one step offset and
 // replaces the members' values by what the sub-plans deliver; phases run one
 // after the other. Each phase is recorded (name, steps) for the plan's
@@ -22,7 +23,8 @@ struct Assembly {
   Matrix M;  // A (systematic, K×R) or G (K×N)
   bool systematic = true;
   uint32_t K = 0, N = 0, R = 0;
-  std::vector<passes::Held> held;  // per rank
+  uint32_t n = 1;                                // blocks per vector (spec.blocks)
+  std::vector<std::vector<passes::Held>> held;  // per rank, n values
   std::string layout;              // one line on the grid, for the algorithm string
   std::vector<std::string> phases;
 };
@@ -32,8 +34,10 @@ struct Assembly {
 Assembly start(const Spec& spec, const char* generator);
 
 // Encodes: group g's local rank i (rank groups[g][i]) gets Σ_i' v_i' B_g[i'][i]
-// where v_i' is what groups[g][i'] holds. A group of one is a local scaling
-// (no steps). Returns the phase's steps.
+// where v_i' is what groups[g][i'] holds, block by block (n > 1: the block
+// encoder's plan widened, every message carrying the n blocks,
+// passes/widen.h). A group of one is a local scaling (no steps). Returns the
+// phase's steps.
 uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::vector<Matrix>& blocks,
                        const CostModel& cm, const std::string& what);
 // The same with each block given as a matrix spec (e.g. the "cauchy" family
@@ -41,10 +45,18 @@ uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& gr
 // generator). The phase names every block generator used.
 uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups,
                        const std::vector<MatrixSpec>& blocks, const CostModel& cm, const std::string& what);
-// Tree broadcasts: every member of groups[g] gets what groups[g][0] holds.
-uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::string& what);
-// Tree reduces: groups[g][0] gets the sum of what the members hold.
-uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::string& what);
+// Broadcasts: every member of groups[g] gets what groups[g][0] holds.
+// One block (n = 1): the (p+1)-nomial tree. n > 1 blocks: per group, the
+// cheapest by the cost model of the tree (all n blocks in every message),
+// the circulant n-block broadcast (p = 1, λ = 1: n − 1 + ⌈log₂ g⌉ steps for
+// a group of g) and the pipelined p-ary chain (n − 1 + D·λ steps): the
+// block-pipelined schedules stream long vectors.
+uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const CostModel& cm,
+                          const std::string& what);
+// Reduces: groups[g][0] gets the sum of what the members hold; the same
+// choice among the reversed schedules (tree, circulant, pipelined chain).
+uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const CostModel& cm,
+                       const std::string& what);
 
 // Every rank that has an output (sinks; every rank when non-systematic)
 // writes what it holds into its output slot; the algorithm string gets the

@@ -22,6 +22,15 @@
 //            result is discarded).
 //   C1 = ⌈log_b(d+1)⌉ + ⌈log_b K⌉, C2 = ⌈log_b(d+1)⌉ + C2(K×K encode).
 // A 1×1 block (R = 1, or K = 1) is a local scaling: no steps.
+// Long vectors (spec.blocks = n > 1: every x_k in n blocks): the row phase
+// streams the blocks when the cost model says so (decentralized_build.h):
+// the circulant n-block broadcast or reduce (p = 1, λ = 1) in
+// n − 1 + ⌈log₂ g⌉ steps for a row of g ranks, or the pipelined p-ary
+// chain in n − 1 + D·λ, instead of the tree's ⌈log_b g⌉ rounds of whole
+// vectors; the column encodes carry all n blocks in each message (the
+// block encode widened, passes/widen.h). With the circulant rows and K < R:
+// C1 = n − 1 + ⌈log₂(d+1)⌉ + ⌈log_b K⌉, C2 = n − 1 + ⌈log₂(d+1)⌉ + n·C2(K×K),
+// against the tree's C2 = n·(⌈log_b(d+1)⌉ + C2(K×K)) in block units.
 // Reed-Solomon blocks (SPEC §4.3): when A is the systematic RS matrix of
 // matrix/codes.h, A[k][s] = c_k·d_s/(x_k − y_s), and every full block is the
 // Cauchy-like matrix of its rows' x, c and its columns' y, d: it is passed to
@@ -112,7 +121,7 @@ ir::Plan grid_plan(const Spec& spec, const CostModel& cm, const std::optional<Rs
         if (j * R + r < K) rows[r].push_back(j * R + r);
     }
     detail::encode_blocks(a, cols, specs, cm, fmt::format("column encodes of {}x{} blocks of A", R, R));
-    detail::reduce_groups(a, rows, "row reduces of the partial sums into the sinks");
+    detail::reduce_groups(a, rows, cm, "row reduces of the partial sums into the sinks");
   } else {
     const uint32_t d = (R + K - 1) / K;
     const uint32_t full = R - (d - 1) * K;  // rows filled in the last sink column
@@ -134,7 +143,7 @@ ir::Plan grid_plan(const Spec& spec, const CostModel& cm, const std::optional<Rs
         }
       }
     for (uint32_t j = 0; j < d; ++j) specs.push_back(block_spec(rs, (j + 1) * K <= R, 0, j * K, blocks[j], f));
-    detail::broadcast_groups(a, rows, "row broadcasts of x_i from the sources");
+    detail::broadcast_groups(a, rows, cm, "row broadcasts of x_i from the sources");
     detail::encode_blocks(a, cols, specs, cm, fmt::format("column encodes of {}x{} blocks of A", K, K));
   }
   return detail::finish(a);

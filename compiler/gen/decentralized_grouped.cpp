@@ -48,7 +48,7 @@ ir::Plan decentralized_grouped(const Spec& spec, const CostModel& cm) {
       for (uint32_t c = 0; c < n; ++c) B.at(k, c) = a.M.at(k, grp[c]);
     blocks.push_back(std::move(B));
   }
-  if (g > 1) detail::broadcast_groups(a, rows, "row broadcasts of x_i to every group");
+  if (g > 1) detail::broadcast_groups(a, rows, cm, "row broadcasts of x_i to every group");
   detail::encode_blocks(a, groups, blocks, cm, "group encodes of the blocks of G");
   return detail::finish(a);
 }

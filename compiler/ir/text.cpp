@@ -166,7 +166,9 @@ void header_text(std::string& out, const Plan& plan, std::optional<Rank> only_ra
   if (s.op == OpKind::Broadcast || s.op == OpKind::Reduce || s.root != 0) line("root", std::to_string(s.root));
   if (s.op == OpKind::DecentralizedEncode || s.N != 0) line("N", std::to_string(s.N));
   if (s.op == OpKind::DecentralizedEncode && s.N > s.K) {
-    line("sources", fmt::format("ranks 0..{} hold x_0..x_{}", s.K - 1, s.K - 1));
+    line("sources", fmt::format("ranks 0..{} hold x_0..x_{}{}", s.K - 1, s.K - 1,
+                                s.blocks > 1 ? fmt::format(", each in {} blocks; output block b sums blocks b", s.blocks)
+                                             : std::string()));
     if (s.matrix.cols == s.N)
       line("outputs", fmt::format("non-systematic: every rank j in 0..{} receives sum_k x_k G[k][j]", s.N - 1));
     else

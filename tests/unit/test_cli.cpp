@@ -261,6 +261,21 @@ TEST_CASE("cli: decentralized encode with codes, generator files, JSON round tri
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("algorithm=decentralized-naive") != std::string::npos);
+  // Long vectors: x_k in 8 blocks, the rows streamed by the circulant schedule under a bandwidth-bound model.
+  const std::string blocked = (d / "blocked.cplan").string();
+  r = cli("compile --op decentralized-encode --N 40 --K 4 --code rs --blocks 8 --beta 1 --tau 1 --cost-len 4096 -q -o " +
+          blocked);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("each in 8 blocks") != std::string::npos);
+  CHECK(r.output.find("row broadcasts of x_i from the sources by circulant-broadcast") != std::string::npos);
+  r = cli("run " + blocked + " --len 64 --reps 1");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("every byte equals") != std::string::npos);
+  r = cli("show " + blocked);
+  CHECK(r.output.find("each in 8 blocks") != std::string::npos);
+  expect_error("compile --op decentralized-encode --N 40 --K 4 --blocks 100000", 2, "blocks = 100000");
+  expect_error("compile --op prefix --K 4 --blocks 3", 2, "blocks = 3");
   expect_error("compile --op decentralized-encode --K 4 --p 1", 2, "--N is required");
   expect_error("compile --op decentralized-encode --N 4 --K 4", 2, "N = 4");
   expect_error("compile --op decentralized-encode --N 300 --K 10 --code rs", 2, "N = 300");
