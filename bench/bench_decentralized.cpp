@@ -19,6 +19,7 @@
 #include <string>
 
 #include "matrix/codes.h"
+#include "matrix/postcondition.h"
 #include "passes/pipeline.h"
 
 using namespace collplan;
@@ -89,7 +90,7 @@ int main() {
   for (auto [N, K] : {std::pair{256u, 32u}, {1024u, 128u}, {1024u, 8u}, {1024u, 1016u}}) {
     double base = 0;
     for (uint32_t n : {1u, 4u, 16u, 64u}) {
-      if (uint64_t{K} * n * (N - K) * n > (uint64_t{1} << 28)) continue;  // the checker's dense map
+      if (uint64_t{K} * n * (N - K) * n > kMaxPostconditionEntries) continue;  // the checker's dense map
       Spec s = make_decentralized_spec(N, K, 1, 1, f, code_matrix("random", N, K, true, N * K + 1, f));
       s.blocks = n;
       passes::CompileOptions opt;

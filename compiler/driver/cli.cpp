@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gen/circulant_plans.h"
+#include "gen/decentralized.h"
 #include "ir/binary.h"
 #include "gen/vandermonde_plans.h"
 #include "ir/json.h"
@@ -211,9 +212,15 @@ Spec build_spec(const SpecFlags& sf) {
 }
 
 std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm) {
-  if (spec.op != OpKind::Broadcast)
-    user_error("--blocks auto is supported for broadcast only, not for '{}' (give --blocks N)", op_name(spec.op));
   const uint64_t m = cm.len;
+  if (spec.op == OpKind::DecentralizedEncode) {
+    spec.blocks = gen::decentralized_auto_blocks(spec, m, cm.beta, cm.tau);
+    cm.len = (m + spec.blocks - 1) / spec.blocks;
+    return gen::decentralized_auto_blocks_note(spec, m, cm.beta, cm.tau, spec.blocks);
+  }
+  if (spec.op != OpKind::Broadcast)
+    user_error("--blocks auto is supported for broadcast and decentralized-encode, not for '{}' (give --blocks N)",
+               op_name(spec.op));
   spec.blocks = gen::circulant_auto_blocks(spec.K, m, cm.beta, cm.tau);
   cm.len = (m + spec.blocks - 1) / spec.blocks;
   return gen::circulant_auto_blocks_note(spec.K, m, cm.beta, cm.tau, spec.blocks);
@@ -259,7 +266,8 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
        },
        "blocks per buffer (n >= 1) of the block collectives and of encode / decentralized-encode (each x_k in n "
        "blocks; the decentralized grid streams its rows, docs/decentralized.md), or auto (broadcast: n from "
-       "--beta/--tau/--cost-len, the whole message's length; see docs/circulant.md)")
+       "--beta/--tau/--cost-len, the whole message's length; see docs/circulant.md; decentralized-encode: n "
+       "for the streamed rows, docs/decentralized.md)")
       ->default_str("1");
   c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: blocks per rank; comma-separated");
   c->add_flag("--exclusive", sf.exclusive, "prefix: exclusive scan");

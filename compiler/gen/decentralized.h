@@ -52,6 +52,19 @@ ir::Plan decentralized_grouped(const Spec& spec, const CostModel& cm);
 ir::Plan decentralized_padded(const Spec& spec, const CostModel& cm);
 ir::Plan decentralized_naive(const Spec& spec);
 
+// `--blocks auto` for decentralized-encode, a vector of m elements per
+// source: the n in [1, min(m, 4096)] that minimises the modeled time of the
+// streamed row phase (decentralized_build.h's choice of tree, pipelined
+// chain or circulant, in closed form) on the plan's longest row: d + 1 or
+// c + 1 ranks for the grid (systematic), ⌊N/K⌋ for the grouped plan
+// (non-systematic). The encode phases cost n·C2·⌈m/n⌉·τ ≈ C2·m·τ for every
+// n and do not enter. n is also capped so that the dense postcondition
+// stays within what the checker takes (K·n × outputs·n <= 2^26 entries,
+// kMaxPostconditionEntries).
+uint32_t decentralized_auto_blocks(const Spec& spec, uint64_t m, double beta, double tau);
+// The line the plan's algorithm name gets when n was chosen so.
+std::string decentralized_auto_blocks_note(const Spec& spec, uint64_t m, double beta, double tau, uint32_t n);
+
 // Costs for `--algorithm auto`: of the plan after drop-zeros, measured on
 // the built plan (the naive plan's closed form is exact); a generator that
 // does not apply to the spec's form reports C1 = UINT32_MAX so that auto

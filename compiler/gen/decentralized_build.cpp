@@ -35,6 +35,63 @@ ir::Plan block_encode(const Spec& block, const CostModel& cm) {
   return g.build(named, cm);
 }
 
+namespace {
+
+// The longest row of the plan auto would stream, and how many outputs the
+// spec has (for the checker's limit).
+uint32_t streamed_row(const Spec& s) {
+  const uint32_t K = s.K, R = s.N - s.K;
+  if (!decentralized_systematic(s)) return s.N / K;  // grouped: x_i to each of the ⌊N/K⌋ groups
+  return K >= R ? (K + R - 1) / R + 1 : (R + K - 1) / K + 1;
+}
+
+// Modeled time of the cheapest row schedule for g ranks, n blocks of
+// ⌈m/n⌉ elements (closed forms of gen/trees.h and gen/circulant_plans.h).
+double row_time(uint32_t g, uint32_t n, uint32_t p, uint32_t lambda, uint64_t m, double beta, double tau) {
+  if (g < 2) return 0;
+  const double len = static_cast<double>((m + n - 1) / n);
+  auto t = [&](uint64_t C1, uint64_t C2) { return C1 * beta + static_cast<double>(C2) * len * tau; };
+  const uint32_t L = nomial_rounds(g, p), D = pary_depth(g, p);
+  double best = t(uint64_t{lambda} * L, uint64_t{n} * L);
+  if (n > 1) best = std::min(best, t(n - 1 + uint64_t{D} * lambda, n + uint64_t{D - 1} * std::min(n, lambda)));
+  if (n > 1 && p == 1 && lambda == 1) {
+    const uint32_t q = Circulant(g).q();
+    best = std::min(best, t(n - 1 + q, n - 1 + q));
+  }
+  return best;
+}
+
+uint32_t blocks_limit(const Spec& s) {
+  const uint64_t outs = decentralized_systematic(s) ? s.N - s.K : s.N;
+  uint64_t n = 1;
+  while (uint64_t{s.K} * outs * (n + 1) * (n + 1) <= kMaxPostconditionEntries) ++n;
+  return static_cast<uint32_t>(n);
+}
+
+}  // namespace
+
+uint32_t decentralized_auto_blocks(const Spec& spec, uint64_t m, double beta, double tau) {
+  validate_spec_basics(spec);
+  if (m == 0) user_error("--blocks auto: the message length (--cost-len) must be >= 1 element");
+  if (!(beta >= 0) || !(tau >= 0)) user_error("--blocks auto: beta = {} and tau = {} must be >= 0", beta, tau);
+  const uint32_t g = streamed_row(spec);
+  const uint64_t top = std::min<uint64_t>({m, kCirculantMaxAutoBlocks, blocks_limit(spec)});
+  uint32_t best = 1;
+  double best_time = row_time(g, 1, spec.p, spec.lambda, m, beta, tau);
+  for (uint32_t n = 2; n <= top; ++n)
+    if (const double t = row_time(g, n, spec.p, spec.lambda, m, beta, tau); t < best_time) {
+      best = n;
+      best_time = t;
+    }
+  return best;
+}
+
+std::string decentralized_auto_blocks_note(const Spec& spec, uint64_t m, double beta, double tau, uint32_t n) {
+  return fmt::format(" n={} (blocks auto: the streamed row phase on rows of {} ranks, m={}, beta={}, tau={}, n <= {})",
+                     n, streamed_row(spec), m, beta, tau,
+                     std::min<uint64_t>({m, kCirculantMaxAutoBlocks, blocks_limit(spec)}));
+}
+
 namespace detail {
 
 using passes::Held;

@@ -34,8 +34,8 @@ Matrix blockwise(const Matrix& M, uint32_t n) {
   if (n == 1) return M;
   // The map is dense: refuse before allocating what cannot be checked.
   const uint64_t entries = uint64_t{M.rows} * M.cols * n * n;
-  if (entries > (uint64_t{1} << 28))
-    user_error("blocks = {}: the {}x{} matrix in {} blocks makes a {}-entry postcondition, over the 2^28 collplan "
+  if (entries > kMaxPostconditionEntries)
+    user_error("blocks = {}: the {}x{} matrix in {} blocks makes a {}-entry postcondition, over the 2^26 collplan "
                "checks; use fewer blocks (the runtime's vector length covers long vectors)",
                n, M.rows, M.cols, n, entries);
   Matrix W = Matrix::zeros(M.rows * n, M.cols * n);

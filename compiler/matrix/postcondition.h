@@ -32,6 +32,10 @@
 
 namespace collplan {
 
+// The postcondition map is dense: specs whose map would have more entries
+// are refused (UserError) rather than allocated (2^26 entries = 256 MiB).
+inline constexpr uint64_t kMaxPostconditionEntries = uint64_t{1} << 26;
+
 struct Postcondition {
   uint32_t K = 0;
   std::vector<uint32_t> inputs_per_rank, outputs_per_rank;

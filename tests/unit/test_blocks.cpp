@@ -269,7 +269,7 @@ TEST_CASE("blocks: a postcondition too large to check is refused by name", "[blo
   Spec s = dec_spec(4, 2, 1, true, 1, 1);
   s.blocks = 20000;
   CHECK_THROWS_AS(postcondition(s), UserError);
-  CHECK_THROWS_WITH(postcondition(s), Catch::Contains("blocks = 20000") && Catch::Contains("2^28"));
+  CHECK_THROWS_WITH(postcondition(s), Catch::Contains("blocks = 20000") && Catch::Contains("2^26"));
 }
 
 TEST_CASE("decentralized encode in n blocks: every N <= 40, K < N, p <= 2, n in {2, 4, 5}, exact",
@@ -290,4 +290,37 @@ TEST_CASE("decentralized encode in n blocks: every N <= 40, K < N, p <= 2, n in 
           plans += 3;
         }
   CHECK(plans == 3 * 2 * 3 * (39 * 40 / 2));
+}
+
+TEST_CASE("blocks auto for decentralized encode: the n of the least modeled time among built plans",
+          "[blocks][decentralized]") {
+  // N = 64, K = 4: rows of d + 1 = 16 ranks (K < R); N = 40, K = 32: rows
+  // of c + 1 = 5 (K >= R); a non-systematic spec streams its 8 groups' rows.
+  for (auto [N, K, sys] : {std::tuple{64u, 4u, true}, {40u, 32u, true}, {40u, 5u, false}})
+    for (auto [beta, m] : {std::pair{100.0, uint64_t{4096}}, {1000.0, uint64_t{512}}, {1.0, uint64_t{1}}}) {
+      INFO("N=" << N << " K=" << K << " sys=" << sys << " beta=" << beta << " m=" << m);
+      Spec s = dec_spec(N, K, 1, sys, 1, N + K);
+      const uint32_t n = gen::decentralized_auto_blocks(s, m, beta, 1.0);
+      CHECK(n >= 1);
+      CHECK(n <= m);
+      // Build the plans for n, n/2, 2n (and 1) and compare their modeled
+      // times: the chosen n is at least as good up to the encodes' rounding
+      // of ⌈m/n⌉ (one element per block per encode step).
+      auto time_of = [&](uint32_t k) {
+        Spec t = s;
+        t.blocks = k;
+        const gen::CostModel cm{beta, 1.0, (m + k - 1) / k};
+        passes::CompileOptions opt;
+        opt.algorithm = sys ? "decentralized-grid" : "decentralized-grouped";
+        opt.cost_model = cm;
+        const auto res = passes::compile(t, opt);
+        return cm.time(res.cost.C1, res.cost.C2);
+      };
+      const double chosen = time_of(n), slack = 1.0 + 64.0 * n / static_cast<double>(m);
+      for (uint32_t k : {1u, std::max(1u, n / 2), 2 * n})
+        if (k <= m) CHECK(chosen <= time_of(k) * slack);
+      if (m == 1) CHECK(n == 1);
+    }
+  CHECK_THROWS_WITH(gen::decentralized_auto_blocks(dec_spec(8, 4, 1, true, 1, 1), 0, 1.0, 1.0),
+                    Catch::Contains("--cost-len"));
 }

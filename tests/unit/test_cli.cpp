@@ -274,7 +274,12 @@ TEST_CASE("cli: decentralized encode with codes, generator files, JSON round tri
   CHECK(r.output.find("every byte equals") != std::string::npos);
   r = cli("show " + blocked);
   CHECK(r.output.find("each in 8 blocks") != std::string::npos);
+  r = cli("compile --op decentralized-encode --N 64 --K 4 --blocks auto --beta 100 --tau 1 --cost-len 4096 -q");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("blocks auto: the streamed row phase on rows of 16 ranks") != std::string::npos);
   expect_error("compile --op decentralized-encode --N 40 --K 4 --blocks 100000", 2, "blocks = 100000");
+  expect_error("compile --op allgather --K 4 --blocks auto", 2, "broadcast and decentralized-encode");
   expect_error("compile --op prefix --K 4 --blocks 3", 2, "blocks = 3");
   expect_error("compile --op decentralized-encode --K 4 --p 1", 2, "--N is required");
   expect_error("compile --op decentralized-encode --N 4 --K 4", 2, "N = 4");
