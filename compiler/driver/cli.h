@@ -73,7 +73,7 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app);
 // The validated spec the flags describe. With --blocks auto, blocks = 1
 // until resolve_auto_blocks() picks n.
 Spec build_spec(const SpecFlags& sf);
-// --blocks auto (broadcast only): n minimising the circulant broadcast's
+// --blocks auto (broadcast; decentralized-encode through gen::decentralized_auto_blocks): n minimising the circulant broadcast's
 // modeled time for a message of cm.len elements; cm.len becomes the block
 // length ⌈len/n⌉, the unit every generator's cost is then compared in.
 // Returns the note for the plan's algorithm name. UserError for other ops.

@@ -367,7 +367,7 @@ TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][
   INFO(sf.output);
   CHECK(sf.status == 0);
   CHECK(sf.output.find("(blocks auto") != std::string::npos);
-  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast only");
+  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast and decentralized-encode");
   expect_error("compile --op broadcast --K 8 --blocks many -q", 2, "'many'");
   expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2,
                "algorithm 'circulant-broadcast' cannot compute this spec: circulant schedules use one port per processor (p = 1), got p = 2");

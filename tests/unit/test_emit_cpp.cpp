@@ -317,6 +317,20 @@ TEST_CASE("emit-cpp same bytes: decentralized-grouped N=10 K=3 gf65536", "[emit]
   same_bytes(compiled(dec_spec(10, 3, 1, false, Field::gf65536()), "decentralized-grouped"), 19, "decentralized-grouped");
 }
 
+TEST_CASE("emit-cpp same bytes: decentralized-grid in 4 blocks with rows streamed by circulant-broadcast", "[emit][diff]") {
+  Spec s = dec_spec(12, 3, 1, true, Field::gf256());
+  s.blocks = 4;
+  passes::CompileOptions opt;
+  opt.algorithm = "decentralized-grid";
+  opt.cost_model = gen::CostModel{1.0, 1.0, 1000};  // bandwidth-bound: the rows stream
+  const ir::Plan plan = passes::compile(s, opt).plan;
+  REQUIRE_THAT(plan.spec.algorithm, Catch::Contains("circulant-broadcast"));
+  same_bytes(plan, 13, "decentralized-grid-blocks");
+  Spec e = make_encode_spec(6, 2, 1, Field::gf256(), matrix_random(6, 3, Field::gf256()));
+  e.blocks = 3;  // a widened encode
+  same_bytes(compiled(e, "prepare-shoot"), 7, "encode-widened");
+}
+
 TEST_CASE("emit-cpp same bytes: decentralized-padded N=6 K=4 systematic gf256", "[emit][diff]") {
   same_bytes(compiled(dec_spec(6, 4, 2, true, Field::gf256()), "decentralized-padded"), 21, "decentralized-padded");
 }
