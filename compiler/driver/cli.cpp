@@ -307,7 +307,8 @@ void explain_choice(const Spec& spec, const std::string& algorithm, const gen::C
   const gen::Candidate* second = nullptr;
   for (const auto& c : cands) {
     if (c.why_not.empty()) {
-      std::cout << fmt::format("  {:<20} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", c.generator->name, c.C1, c.C2, c.time);
+      std::cout << fmt::format("  {:<20} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", c.generator->name, c.C1, c.C2,
+                               c.time);
       if (!best || c.time < best->time) {
         second = best;
         best = &c;

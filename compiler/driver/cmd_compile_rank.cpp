@@ -60,8 +60,10 @@ const gen::GeneratorInfo& rank_generator(const Spec& spec, const std::string& al
   return g;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+// Milliseconds: one rank takes microseconds, below the whole-plan log's
+// second resolution.
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -103,7 +105,7 @@ int cmd_compile_rank(const RankCompileArgs& a) {
 
   auto t0 = std::chrono::steady_clock::now();
   ir::RankPlan rp = g.build_rank(spec, a.rank);
-  log.push_back(fmt::format("generate {:<14} {:8.3f} s  (rank {} alone)", g.name, seconds_since(t0), a.rank));
+  log.push_back(fmt::format("generate {:<14} {:9.3f} ms  (rank {} alone)", g.name, ms_since(t0), a.rank));
   auto checked = [&](const std::string& stage) {
     auto t1 = std::chrono::steady_clock::now();
     try {
@@ -113,14 +115,13 @@ int cmd_compile_rank(const RankCompileArgs& a) {
           fmt::format("internal error: rank {} is wrong after {}: {} (this is a bug in collplan)", a.rank, stage,
                       e.what()));
     }
-    log.push_back(fmt::format("verify after {:<8} {:8.3f} s  (structure of rank {})", stage, seconds_since(t1),
-                              a.rank));
+    log.push_back(fmt::format("verify after {:<8} {:9.3f} ms  (structure of rank {})", stage, ms_since(t1), a.rank));
   };
   checked(g.name);
   for (const auto& name : passes) {
     auto t1 = std::chrono::steady_clock::now();
     passes::run_rank_pass(name, rp.program);
-    log.push_back(fmt::format("pass {:<18} {:8.3f} s", name, seconds_since(t1)));
+    log.push_back(fmt::format("pass {:<18} {:9.3f} ms", name, ms_since(t1)));
     checked(name);
   }
   rp.spec.algorithm += blocks_note;

@@ -78,7 +78,9 @@ void add_emit_cpp_command(CLI::App& app, CommandList& cmds) {
       "emit-cpp",
       "write C++17 sources for a checked plan: one fully unrolled file per rank (<name>_rank<r>.cpp) and a dispatch "
       "header (<name>.h); they need only collplan_embedded.h (no MPI, no heap, no exceptions)");
-  c->add_option("plan", f.plan, "plan file (.cplan, a single-rank .cplan from `collplan extract` or `compile --rank`, or .json)")->required();
+  c->add_option("plan", f.plan,
+                "plan file (.cplan, a single-rank .cplan from `collplan extract` or `compile --rank`, or .json)")
+      ->required();
   c->add_option("-o,--output", f.dir, "directory to write into (created if missing)")->required();
   c->add_option("--rank", f.rank, "emit only this rank's source (the header still declares every rank)");
   c->add_option("--name", f.name, "C++ namespace of the plan and prefix of the file names")->capture_default_str();

@@ -67,7 +67,8 @@ ir::Program allgatherv_rank(const ir::Plan& ctx, const AllgathervShape& sh, uint
   for (uint32_t t = 1; t <= n - 1 + q; ++t) {
     const uint64_t i = x + t - 1;
     const uint32_t k = static_cast<uint32_t>(i % q);
-    const uint32_t to = static_cast<uint32_t>((r + c.skip(k)) % K), from = static_cast<uint32_t>((r + K - c.skip(k)) % K);
+    const uint32_t to = static_cast<uint32_t>((r + c.skip(k)) % K);
+    const uint32_t from = static_cast<uint32_t>((r + K - c.skip(k)) % K);
     std::vector<SlotId> out, in;
     for (uint32_t j = 0; j < K; ++j) {
       const uint64_t v = (r + K - j) % K;

@@ -16,8 +16,9 @@ const std::vector<PassInfo>& pass_registry() {
   static const std::vector<PassInfo> p = {
       {"verify", "the checker: structure, exact or randomized algebra against the postcondition (always runs)", true},
       {"drop-zeros", "remove structurally zero message elements and dead ops (lowers C2 of prepare-and-shoot)", true},
-      {"alloc-slots", "share slots between values with disjoint lifetimes (left-edge colouring of the lifetime intervals)", true,
-       true},
+      {"alloc-slots",
+       "share slots between values with disjoint lifetimes (left-edge colouring of the lifetime intervals); per rank",
+       true, true},
       {"recode", "replace a universal plan's coefficients for a new matrix, keeping its schedule (collplan recode)", false},
       {"cost", "C1, C2, per-step sizes, lower bounds (Lemma 1, Lemma 2, postal G)", true},
   };
