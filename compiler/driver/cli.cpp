@@ -1,5 +1,6 @@
 // Shared pieces of the driver's subcommands: the spec flags and spec files,
-// matrix construction from flags, plan loading, cost printing.
+// matrix construction from flags, plan loading, cost printing, the
+// generator comparison of `compile --explain`.
 #include "driver/cli.h"
 
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "gen/circulant_plans.h"
 #include "gen/decentralized.h"
+#include "gen/registry.h"
 #include "ir/binary.h"
 #include "gen/vandermonde_plans.h"
 #include "ir/json.h"
@@ -177,7 +179,7 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
   }
 }
 
-Spec build_spec(const SpecFlags& sf) {
+Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
   Spec s;
   s.op = parse_op(sf.op);
   s.K = sf.K;
@@ -199,7 +201,7 @@ Spec build_spec(const SpecFlags& sf) {
     if (sf.N == 0) user_error("--N is required for decentralized-encode (the number of processors, N > K)");
     s.N = sf.N;
   }
-  validate_spec_basics(s);
+  validate_spec_basics(s, max_ranks);
   if (s.op == OpKind::Encode) s.matrix = build_matrix(sf, s.K, s.field);
   if (s.op == OpKind::DecentralizedEncode) {
     // A (K x (N-K)) for a systematic code, G (K x N) otherwise.
@@ -301,6 +303,40 @@ void print_cost(const passes::CostReport& c, const gen::CostModel& m, const pass
   std::cout << passes::cost_text(c, m.beta, m.tau, m.len);
   if (before && before->C2 != c.C2)
     std::cout << fmt::format("(generator's schedule before optimisation: C1 = {}, C2 = {})\n", before->C1, before->C2);
+}
+
+// `compile --explain`: every generator of the operation with its
+// applicability, estimated C1, C2 and modeled time, and why the winner won.
+void explain_choice(const Spec& spec, const std::string& algorithm, const gen::CostModel& m) {
+  std::cout << fmt::format("candidates (modeled time = C1*beta + C2*len*tau; beta = {}, tau = {}, len = {}; C2 after "
+                           "the default passes):\n",
+                           m.beta, m.tau, m.len);
+  const auto cands = gen::candidates(spec, m);
+  const gen::Candidate* best = nullptr;
+  const gen::Candidate* second = nullptr;
+  for (const auto& c : cands) {
+    if (c.why_not.empty()) {
+      std::cout << fmt::format("  {:<20} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", c.generator->name, c.C1, c.C2,
+                               c.time);
+      if (!best || c.time < best->time) {
+        second = best;
+        best = &c;
+      } else if (!second || c.time < second->time) {
+        second = &c;
+      }
+    } else {
+      std::cout << fmt::format("  {:<20} not applicable: {}\n", c.generator->name, c.why_not);
+    }
+  }
+  if (algorithm != "auto") {
+    std::cout << fmt::format("chosen: {} (requested with --algorithm)\n", algorithm);
+  } else if (best) {
+    std::cout << fmt::format("chosen: {}, the least modeled time {:g}", best->generator->name, best->time);
+    if (second)
+      std::cout << fmt::format(" (next: {} at {:g}{})", second->generator->name, second->time,
+                               second->time == best->time ? ", a tie: the earlier registered wins" : "");
+    std::cout << "\n";
+  }
 }
 
 }  // namespace collplan::cli

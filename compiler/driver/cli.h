@@ -72,12 +72,30 @@ MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f);
 void apply_spec_file(SpecFlags& sf, const CLI::App& app);
 // The validated spec the flags describe. With --blocks auto, blocks = 1
 // until resolve_auto_blocks() picks n.
-Spec build_spec(const SpecFlags& sf);
-// --blocks auto (broadcast; decentralized-encode through gen::decentralized_auto_blocks): n minimising the circulant broadcast's
+// `max_ranks`: kMaxPlanRanks, or kMaxRankLocalRanks for `compile --rank`.
+Spec build_spec(const SpecFlags& sf, uint32_t max_ranks = kMaxPlanRanks);
+// --blocks auto (broadcast; decentralized-encode through
+// gen::decentralized_auto_blocks): n minimising the circulant broadcast's
 // modeled time for a message of cm.len elements; cm.len becomes the block
 // length ⌈len/n⌉, the unit every generator's cost is then compared in.
 // Returns the note for the plan's algorithm name. UserError for other ops.
 std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm);
+// `compile --explain`: every generator of the operation with its
+// applicability, estimated C1, C2 and modeled time, and why the winner won.
+void explain_choice(const Spec& spec, const std::string& algorithm, const gen::CostModel& m);
+
+// `compile --rank R`: rank R's program compiled alone, written as a
+// rank-local file (driver/cmd_compile_rank.cpp).
+struct RankCompileArgs {
+  SpecFlags sf;
+  uint32_t rank = 0;
+  std::string algorithm = "auto", passes_csv, out, json_out;
+  bool passes_given = false;  // --passes on the command line (else: the per-rank part of the default)
+  bool quiet = false, explain = false;
+  gen::CostModel cost;
+};
+int cmd_compile_rank(const RankCompileArgs& a);
+
 // Adds --spec, --op, --K, ... to a subcommand.
 void add_spec_flags(CLI::App* c, SpecFlags& sf);
 

@@ -13,6 +13,7 @@
 #include "driver/cli.h"
 #include "ir/binary.h"
 #include "passes/verify.h"
+#include "support/error.h"
 
 namespace collplan::cli {
 
@@ -33,13 +34,21 @@ int run_emit_cpp(const EmitFlags& f) {
     // One rank's program: check what can be checked of it alone.
     ir::PlanHeader hdr;
     one = ir::read_rank(f.plan, *only, &hdr);
+    // The dispatch header declares every rank, so K is held to a whole
+    // plan's limit even for a rank compiled alone.
+    if (num_ranks(hdr.spec) > kMaxPlanRanks)
+      user_error("emit-cpp: {} is a rank-local file of K = {} ranks; the emitted header declares every rank, so "
+                 "emit-cpp supports K <= {}",
+                 f.plan, num_ranks(hdr.spec), kMaxPlanRanks);
     passes::verify_rank_structure(hdr.spec, hdr.num_steps, one);
     view.spec = hdr.spec;
     view.num_steps = hdr.num_steps;
     view.digest = hdr.content_hash;
     view.ranks.assign(num_ranks(hdr.spec), nullptr);
     view.ranks[*only] = &one;
-    checked = fmt::format("structure of rank {}; single-rank file", *only);
+    checked = fmt::format("structure of rank {}; {}", *only,
+                          hdr.compiled_alone ? "rank-local file (compiled alone; the digest is the file's own)"
+                                             : "single-rank file");
   } else {
     plan = load_plan(f.plan);
     checked = passes::verify(plan).describe();
@@ -69,7 +78,9 @@ void add_emit_cpp_command(CLI::App& app, CommandList& cmds) {
       "emit-cpp",
       "write C++17 sources for a checked plan: one fully unrolled file per rank (<name>_rank<r>.cpp) and a dispatch "
       "header (<name>.h); they need only collplan_embedded.h (no MPI, no heap, no exceptions)");
-  c->add_option("plan", f.plan, "plan file (.cplan, a single-rank .cplan from `collplan extract`, or .json)")->required();
+  c->add_option("plan", f.plan,
+                "plan file (.cplan, a single-rank .cplan from `collplan extract` or `compile --rank`, or .json)")
+      ->required();
   c->add_option("-o,--output", f.dir, "directory to write into (created if missing)")->required();
   c->add_option("--rank", f.rank, "emit only this rank's source (the header still declares every rank)");
   c->add_option("--name", f.name, "C++ namespace of the plan and prefix of the file names")->capture_default_str();

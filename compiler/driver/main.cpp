@@ -40,39 +40,6 @@ using Costing = gen::CostModel;
 
 // ---- subcommands -------------------------------------------------------------
 
-// `compile --explain`: every generator of the operation with its
-// applicability, estimated C1, C2 and modeled time, and why the winner won.
-void explain_choice(const Spec& spec, const std::string& algorithm, const Costing& m) {
-  std::cout << fmt::format("candidates (modeled time = C1*beta + C2*len*tau; beta = {}, tau = {}, len = {}; C2 after "
-                           "the default passes):\n",
-                           m.beta, m.tau, m.len);
-  const auto cands = gen::candidates(spec, m);
-  const gen::Candidate* best = nullptr;
-  const gen::Candidate* second = nullptr;
-  for (const auto& c : cands) {
-    if (c.why_not.empty()) {
-      std::cout << fmt::format("  {:<20} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", c.generator->name, c.C1, c.C2, c.time);
-      if (!best || c.time < best->time) {
-        second = best;
-        best = &c;
-      } else if (!second || c.time < second->time) {
-        second = &c;
-      }
-    } else {
-      std::cout << fmt::format("  {:<20} not applicable: {}\n", c.generator->name, c.why_not);
-    }
-  }
-  if (algorithm != "auto") {
-    std::cout << fmt::format("chosen: {} (requested with --algorithm)\n", algorithm);
-  } else if (best) {
-    std::cout << fmt::format("chosen: {}, the least modeled time {:g}", best->generator->name, best->time);
-    if (second)
-      std::cout << fmt::format(" (next: {} at {:g}{})", second->generator->name, second->time,
-                               second->time == best->time ? ", a tie: the earlier registered wins" : "");
-    std::cout << "\n";
-  }
-}
-
 // `compile --write-generator`: the generator matrix of the code the spec
 // encodes, as CSV: [I | A] (K x 2K) of the GRS [2K, K] code of an
 // rs-systematic spec; for decentralized-encode, [I | A] (K x N) of a
@@ -203,12 +170,11 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
 int cmd_show(const std::string& path, std::optional<uint32_t> rank) {
   if (!rank) rank = single_rank_of(path);  // a single-rank file shows its rank
   if (rank && is_binary_file(path)) {
-    // One rank alone, as a device would load it.
+    // One rank alone, as a device would load it (no K-program plan: a
+    // rank-local file's K may be 2^31).
     ir::PlanHeader hdr;
-    ir::Program prog = ir::read_rank(path, *rank, &hdr);
-    ir::Plan one = ir::make_plan(hdr.spec, hdr.num_steps);
-    one.ranks[*rank] = std::move(prog);
-    std::cout << ir::to_text(one, *rank);
+    const ir::Program prog = ir::read_rank(path, *rank, &hdr);
+    std::cout << ir::to_text(hdr.spec, hdr.num_steps, prog);
     return 0;
   }
   const ir::Plan plan = load_plan(path);
@@ -312,7 +278,7 @@ int main(int argc, char** argv) {
   add_spec_flags(compile, sf);
   compile->add_option("--algorithm", algorithm, "generator, or auto (see `collplan list`)")->capture_default_str();
   compile->add_option("--passes", passes_csv, "optimisation passes, comma-separated, or none")->capture_default_str();
-  compile->add_option("-o,--output", out, "write the binary plan here");
+  compile->add_option("-o,--output", out, "write the binary plan here (with --rank: the rank-local file)");
   compile->add_option("--json", json_out, "write the JSON plan here");
   compile->add_flag("--with-matrix", with_matrix, "include the matrix entries in the JSON");
   compile->add_flag("-q,--quiet", quiet, "no per-stage progress on stderr");
@@ -324,6 +290,11 @@ int main(int argc, char** argv) {
   compile->add_flag("--explain", explain,
                     "print every candidate generator with C1, C2, modeled time and applicability, and why the winner "
                     "won");
+  std::optional<uint32_t> compile_rank;
+  compile->add_option("--rank", compile_rank,
+                      "compile only this rank's program, without the other ranks' (circulant generators; K up to "
+                      "2^31 for broadcast, reduce, allreduce), into a rank-local file (-o); its structure is checked, "
+                      "the whole-plan postcondition is not");
   add_costing(compile);
 
   std::string path, mode = "auto";
@@ -381,6 +352,11 @@ int main(int argc, char** argv) {
   try {
     if (*compile) {
       if (!sf.spec_file.empty()) apply_spec_file(sf, *compile);
+      if (compile_rank) {
+        if (!gen_out.empty()) user_error("--write-generator is for encode specs, which --rank does not compile");
+        return cmd_compile_rank({sf, *compile_rank, algorithm, passes_csv, out, json_out,
+                                 compile->count("--passes") > 0, quiet, explain, costing});
+      }
       return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, explain, gen_out, costing);
     }
     if (*check) return cmd_check(path, mode, trials, check_seed, json, field_only, costing);

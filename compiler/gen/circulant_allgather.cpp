@@ -15,32 +15,50 @@
 
 namespace collplan::gen {
 
-ir::Plan circulant_allgather(const Spec& spec) {
+namespace {
+
+ir::Program allgather_rank(const ir::Plan& ctx, const Circulant& c, uint32_t r) {
   using namespace ir;
-  validate_circulant_spec(spec, OpKind::Allgather, "circulant-allgather");
-  const uint32_t K = spec.K, n = spec.blocks;
-  const Circulant c(K);
-  Plan plan = make_plan(spec, c.q());
-  for (uint32_t r = 0; r < K; ++r) {
-    Program& prog = plan.ranks[r];
-    prog.num_slots = K * n;  // position j, block b: slot j·n + b
-    for (uint32_t b = 0; b < n; ++b) prog.inputs.push_back(b);
-    for (uint32_t src = 0; src < K; ++src)
-      for (uint32_t b = 0; b < n; ++b) prog.outputs.push_back(((src + K - r) % K) * n + b);
-    for (uint32_t k = 0; k < c.q(); ++k) {
-      const uint64_t width = c.skip(k + 1) - c.skip(k);
-      std::vector<Combo> payload;
-      std::vector<SlotId> into;
-      for (uint64_t e = 0; e < width * n; ++e) {
-        payload.push_back(unit(static_cast<SlotId>(e)));
-        into.push_back(static_cast<SlotId>(c.skip(k) * n + e));
-      }
-      Step& st = prog.at(k + 1);
-      st.sends.push_back(make_send(plan, prog, 0, static_cast<Rank>((r + K - c.skip(k)) % K), std::move(payload)));
-      st.recvs.push_back(make_recv(plan, prog, k + 1, 0, static_cast<Rank>((r + c.skip(k)) % K), std::move(into)));
+  const uint32_t K = ctx.spec.K, n = ctx.spec.blocks;
+  Program prog;
+  prog.rank = r;
+  prog.num_slots = K * n;  // position j, block b: slot j·n + b
+  for (uint32_t b = 0; b < n; ++b) prog.inputs.push_back(b);
+  for (uint32_t src = 0; src < K; ++src)
+    for (uint32_t b = 0; b < n; ++b) prog.outputs.push_back(((src + K - r) % K) * n + b);
+  for (uint32_t k = 0; k < c.q(); ++k) {
+    const uint64_t width = c.skip(k + 1) - c.skip(k);
+    std::vector<Combo> payload;
+    std::vector<SlotId> into;
+    for (uint64_t e = 0; e < width * n; ++e) {
+      payload.push_back(unit(static_cast<SlotId>(e)));
+      into.push_back(static_cast<SlotId>(c.skip(k) * n + e));
     }
+    Step& st = prog.at(k + 1);
+    st.sends.push_back(make_send(ctx, prog, 0, static_cast<Rank>((r + K - c.skip(k)) % K), std::move(payload)));
+    st.recvs.push_back(make_recv(ctx, prog, k + 1, 0, static_cast<Rank>((r + c.skip(k)) % K), std::move(into)));
   }
-  return plan;
+  return prog;
+}
+
+}  // namespace
+
+ir::Plan circulant_allgather(const Spec& spec) {
+  validate_circulant_spec(spec, OpKind::Allgather, "circulant-allgather");
+  const Circulant c(spec.K);
+  return circulant_whole_plan(spec, c.q(), [&](const ir::Plan& ctx, uint32_t r) { return allgather_rank(ctx, c, r); });
+}
+
+ir::RankPlan circulant_allgather_local(const Spec& spec, uint32_t rank) {
+  // Not the rank-local limit: one rank's program already has K·n outputs.
+  if (spec.K > kMaxPlanRanks)
+    user_error("circulant-allgather: K = {} is too large for a rank-local compile too (at most {}): every rank's "
+               "program holds all K*n = {} gathered blocks as outputs, so one rank is as large as K",
+               spec.K, kMaxPlanRanks, uint64_t{spec.K} * spec.blocks);
+  validate_circulant_spec(spec, OpKind::Allgather, "circulant-allgather");
+  const Circulant c(spec.K);
+  return circulant_rank_plan(spec, c.q(), rank,
+                             [&](const ir::Plan& ctx, uint32_t r) { return allgather_rank(ctx, c, r); });
 }
 
 PostalSplitCost circulant_allgather_cost(const Spec& spec) {

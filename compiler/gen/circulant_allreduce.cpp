@@ -17,42 +17,54 @@
 
 namespace collplan::gen {
 
-ir::Plan circulant_allreduce(const Spec& spec) {
+namespace {
+
+ir::Program allreduce_rank(const ir::Plan& ctx, const Circulant& c, uint32_t r) {
   using namespace ir;
-  validate_circulant_spec(spec, OpKind::Allreduce, "circulant-allreduce");
-  const uint32_t K = spec.K, n = spec.blocks;
-  const Circulant c(K);
-  const uint32_t q = c.q();
-  Plan plan = make_plan(spec, q);
-  for (uint32_t r = 0; r < K; ++r) {
-    Program& prog = plan.ranks[r];
-    // Slots: x_b = b (inputs), S_b = n + b (outputs), received R_b = 2n + b.
-    prog.num_slots = 3 * n;
+  const uint32_t K = ctx.spec.K, n = ctx.spec.blocks, q = c.q();
+  Program prog;
+  prog.rank = r;
+  // Slots: x_b = b (inputs), S_b = n + b (outputs), received R_b = 2n + b.
+  prog.num_slots = 3 * n;
+  for (uint32_t b = 0; b < n; ++b) {
+    prog.inputs.push_back(b);
+    prog.outputs.push_back(n + b);
+  }
+  for (uint32_t k = 0; k < q; ++k) {
+    const bool odd = 2 * c.skip(k) > c.skip(k + 1);
+    const uint64_t d = odd ? c.skip(k) - 1 : c.skip(k);
+    std::vector<Combo> payload;
+    std::vector<SlotId> into;
     for (uint32_t b = 0; b < n; ++b) {
-      prog.inputs.push_back(b);
-      prog.outputs.push_back(n + b);
+      if (k == 0) payload.push_back(unit(b));
+      else if (odd) payload.push_back(unit(n + b));
+      else payload.push_back(Combo{{Term{b, 1}, Term{n + b, 1}}});
+      into.push_back(k == 0 ? n + b : 2 * n + b);
     }
-    for (uint32_t k = 0; k < q; ++k) {
-      const bool odd = 2 * c.skip(k) > c.skip(k + 1);
-      const uint64_t d = odd ? c.skip(k) - 1 : c.skip(k);
-      std::vector<Combo> payload;
-      std::vector<SlotId> into;
-      for (uint32_t b = 0; b < n; ++b) {
-        if (k == 0) payload.push_back(unit(b));
-        else if (odd) payload.push_back(unit(n + b));
-        else payload.push_back(Combo{{Term{b, 1}, Term{n + b, 1}}});
-        into.push_back(k == 0 ? n + b : 2 * n + b);
-      }
-      Step& st = prog.at(k + 1);
-      st.sends.push_back(make_send(plan, prog, 0, static_cast<Rank>((r + K - d) % K), std::move(payload)));
-      st.recvs.push_back(make_recv(plan, prog, k + 1, 0, static_cast<Rank>((r + d) % K), std::move(into)));
-      for (uint32_t b = 0; b < n; ++b) {
-        if (k > 0) st.ops.push_back(make_op(prog, n + b, {Term{n + b, 1}, Term{2 * n + b, 1}}));
-        if (k + 1 == q) st.ops.push_back(make_op(prog, n + b, {Term{b, 1}, Term{n + b, 1}}));
-      }
+    Step& st = prog.at(k + 1);
+    st.sends.push_back(make_send(ctx, prog, 0, static_cast<Rank>((r + K - d) % K), std::move(payload)));
+    st.recvs.push_back(make_recv(ctx, prog, k + 1, 0, static_cast<Rank>((r + d) % K), std::move(into)));
+    for (uint32_t b = 0; b < n; ++b) {
+      if (k > 0) st.ops.push_back(make_op(prog, n + b, {Term{n + b, 1}, Term{2 * n + b, 1}}));
+      if (k + 1 == q) st.ops.push_back(make_op(prog, n + b, {Term{b, 1}, Term{n + b, 1}}));
     }
   }
-  return plan;
+  return prog;
+}
+
+}  // namespace
+
+ir::Plan circulant_allreduce(const Spec& spec) {
+  validate_circulant_spec(spec, OpKind::Allreduce, "circulant-allreduce");
+  const Circulant c(spec.K);
+  return circulant_whole_plan(spec, c.q(), [&](const ir::Plan& ctx, uint32_t r) { return allreduce_rank(ctx, c, r); });
+}
+
+ir::RankPlan circulant_allreduce_local(const Spec& spec, uint32_t rank) {
+  validate_circulant_spec(spec, OpKind::Allreduce, "circulant-allreduce", kMaxRankLocalRanks);
+  const Circulant c(spec.K);
+  return circulant_rank_plan(spec, c.q(), rank,
+                             [&](const ir::Plan& ctx, uint32_t r) { return allreduce_rank(ctx, c, r); });
 }
 
 PostalSplitCost circulant_allreduce_cost(const Spec& spec) {

@@ -14,7 +14,8 @@
 // C2 = n − 1 + q (one block per message, and the root sends in every step);
 // (K − 1)·n elements moved in all, no block received twice.
 // Each rank's program is computed from its own schedule alone
-// (circulant_broadcast_rank, O(q³)); the full plan is K such programs.
+// (circulant_broadcast_rank, O(q³)); the full plan is K such programs, and
+// circulant_broadcast_local builds one (K up to 2^31).
 #include "gen/circulant_plans.h"
 
 #include "support/error.h"
@@ -52,9 +53,15 @@ ir::Program circulant_broadcast_rank(const ir::Plan& ctx, const Circulant& c, ui
 ir::Plan circulant_broadcast(const Spec& spec) {
   validate_circulant_spec(spec, OpKind::Broadcast, "circulant-broadcast");
   const Circulant c(spec.K);
-  ir::Plan plan = ir::make_plan(spec, spec.blocks - 1 + c.q());
-  for (uint32_t r = 0; r < spec.K; ++r) plan.ranks[r] = circulant_broadcast_rank(plan, c, r);
-  return plan;
+  return circulant_whole_plan(spec, spec.blocks - 1 + c.q(),
+                              [&](const ir::Plan& ctx, uint32_t r) { return circulant_broadcast_rank(ctx, c, r); });
+}
+
+ir::RankPlan circulant_broadcast_local(const Spec& spec, uint32_t rank) {
+  validate_circulant_spec(spec, OpKind::Broadcast, "circulant-broadcast", kMaxRankLocalRanks);
+  const Circulant c(spec.K);
+  return circulant_rank_plan(spec, spec.blocks - 1 + c.q(), rank,
+                             [&](const ir::Plan& ctx, uint32_t r) { return circulant_broadcast_rank(ctx, c, r); });
 }
 
 PostalSplitCost circulant_broadcast_cost(const Spec& spec) {

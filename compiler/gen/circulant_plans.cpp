@@ -10,8 +10,8 @@
 
 namespace collplan::gen {
 
-void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator) {
-  validate_spec_basics(spec);
+void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator, uint32_t max_ranks) {
+  validate_spec_basics(spec, max_ranks);
   if (spec.op != op) user_error("the {} generator computes '{}', not '{}'", generator, op_name(op), op_name(spec.op));
   if (spec.p != 1)
     user_error("{}: p = {} ports; circulant schedules use one port per processor (p = 1; postal generators cover p > 1)",
@@ -27,6 +27,24 @@ std::string circulant_why_not(const Spec& spec) {
   if (spec.lambda != 1)
     return fmt::format("circulant schedules assume synchronous rounds (lambda = 1), got lambda = {}", spec.lambda);
   return {};
+}
+
+ir::Plan circulant_whole_plan(const Spec& spec, uint32_t num_steps, const CirculantRankBuilder& build) {
+  ir::Plan plan = ir::make_plan(spec, num_steps);
+  const ir::Plan ctx = ir::plan_context(spec, num_steps);
+  for (uint32_t r = 0; r < spec.K; ++r) plan.ranks[r] = build(ctx, r);
+  return plan;
+}
+
+ir::RankPlan circulant_rank_plan(const Spec& spec, uint32_t num_steps, uint32_t rank,
+                                 const CirculantRankBuilder& build) {
+  if (rank >= spec.K)
+    user_error("rank {} is not a processor of this spec (K = {}, valid ranks 0..{})", rank, spec.K, spec.K - 1);
+  ir::RankPlan rp;
+  rp.spec = spec;
+  rp.num_steps = num_steps;
+  rp.program = build(ir::plan_context(spec, num_steps), rank);
+  return rp;
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "gen/circulant.h"
@@ -25,8 +26,35 @@
 
 namespace collplan::gen {
 
-// UserError unless spec.op == op, p == 1 and λ == 1.
-void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator);
+// UserError unless spec.op == op, p == 1 and λ == 1, and K <= max_ranks
+// (kMaxPlanRanks for a whole plan, up to kMaxRankLocalRanks for one rank).
+void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator, uint32_t max_ranks = kMaxPlanRanks);
+
+// ─── Rank-local compile ─────────────────────────────────────────────────────
+//
+// Every circulant generator states its algorithm once, as a per-rank
+// builder: rank r's program from r's own schedule (Circulant::schedule,
+// O(q³)) and the spec, never from another rank's program. The whole plan
+// calls it for r = 0..K−1; `<generator>_local(spec, r)` calls it for r alone
+// (the registry's build_rank hook, `collplan compile --rank`), so its program
+// equals ranks[r] of the whole plan by construction. Costs of one rank:
+//   broadcast, reduce   O(q³ + n + q) — K up to kMaxRankLocalRanks (2^31)
+//   allreduce           O(q·n)        — K up to kMaxRankLocalRanks
+//   allgather           O(K·n)        — its K·n outputs: K <= kMaxPlanRanks
+//   allgatherv          O(K log K + (n + q)·K + Σcounts): every rank is the
+//                       root of a broadcast, so all K schedules are needed
+//                       (the whole-p table, gen/circulant_check.h); K <=
+//                       kMaxPlanRanks (Σcounts outputs per rank)
+// A `_local` call is a UserError for rank >= K, or K over its limit.
+
+// `build(ctx, r)` is rank r's program; ctx has the plan's spec and step
+// count and no programs (ir::plan_context).
+using CirculantRankBuilder = std::function<ir::Program(const ir::Plan& ctx, uint32_t rank)>;
+// The whole plan: build(ctx, r) for every rank.
+ir::Plan circulant_whole_plan(const Spec& spec, uint32_t num_steps, const CirculantRankBuilder& build);
+// Rank `rank` alone (UserError naming the valid ranks when rank >= K).
+ir::RankPlan circulant_rank_plan(const Spec& spec, uint32_t num_steps, uint32_t rank,
+                                 const CirculantRankBuilder& build);
 
 // Broadcast: rank `rank`'s program alone, from its own schedule (O(q³)
 // time, independent of the other ranks) — what a device or an MPI process
@@ -34,11 +62,16 @@ void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator)
 // are not used).
 ir::Program circulant_broadcast_rank(const ir::Plan& ctx, const Circulant& c, uint32_t rank);
 ir::Plan circulant_broadcast(const Spec& spec);
+ir::RankPlan circulant_broadcast_local(const Spec& spec, uint32_t rank);
 ir::Plan circulant_allgather(const Spec& spec);
+ir::RankPlan circulant_allgather_local(const Spec& spec, uint32_t rank);
 ir::Plan circulant_allreduce(const Spec& spec);
+ir::RankPlan circulant_allreduce_local(const Spec& spec, uint32_t rank);
 ir::Plan circulant_allgatherv(const Spec& spec);
+ir::RankPlan circulant_allgatherv_local(const Spec& spec, uint32_t rank);
 // Reduce: the broadcast run backwards, partial sums towards the root.
 ir::Plan circulant_reduce(const Spec& spec);
+ir::RankPlan circulant_reduce_local(const Spec& spec, uint32_t rank);
 
 // Why the circulant generators cannot compute `spec` ("" when they can):
 // they need one port and synchronous rounds. The registry's `why_not`, so

@@ -12,40 +12,58 @@
 // as in the broadcast.
 //
 // C1 = n − 1 + q, C2 = n − 1 + q (one block per message), (K − 1)·n elements.
+// Rank r's program needs only r's broadcast program: O(q³ + n + q).
 #include "gen/circulant_plans.h"
 #include "support/error.h"
 
 namespace collplan::gen {
 
-ir::Plan circulant_reduce(const Spec& spec) {
+namespace {
+
+// Rank r's reduce program: r's broadcast program (built alone, from r's own
+// schedule) reversed.
+ir::Program reduce_rank(const ir::Plan& ctx, const Circulant& c, uint32_t r) {
   using namespace ir;
-  validate_circulant_spec(spec, OpKind::Reduce, "circulant-reduce");
+  const Spec& spec = ctx.spec;
   Spec bspec = spec;
   bspec.op = OpKind::Broadcast;
-  const Plan b = circulant_broadcast(bspec);
-  const uint32_t K = spec.K, n = spec.blocks, T = b.num_steps;
-  Plan plan = make_plan(spec, T);
-  for (uint32_t r = 0; r < K; ++r) {
-    Program& prog = plan.ranks[r];
-    // Slot b: the partial sum of block b (starts as input b); slot n: the
-    // received partial sum, added in at once.
-    prog.num_slots = n + 1;
-    for (uint32_t blk = 0; blk < n; ++blk) prog.inputs.push_back(blk);
-    if (r == spec.root) prog.outputs = prog.inputs;
-    const std::vector<Step>& steps = b.ranks[r].steps;
-    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
-      const StepNo t = T + 1 - it->t;
-      for (const Recv& rv : it->recvs)  // w got block b from u: w sends its sum of b to u
-        prog.at(t).sends.push_back(make_send(plan, prog, 0, rv.from, {unit(rv.into.at(0))}));
-      for (const Send& sd : it->sends) {  // u sent block b to w: u adds w's sum of b
-        const SlotId blk = sd.payload.at(0).terms.at(0).slot;
-        Step& st = prog.at(t);
-        st.recvs.push_back(make_recv(plan, prog, t, 0, sd.to, {n}));
-        st.ops.push_back(make_op(prog, blk, {Term{blk, 1}, Term{n, 1}}));
-      }
+  const uint32_t n = spec.blocks, T = ctx.num_steps;
+  const Program b = circulant_broadcast_rank(plan_context(bspec, T), c, r);
+  Program prog;
+  prog.rank = r;
+  // Slot b: the partial sum of block b (starts as input b); slot n: the
+  // received partial sum, added in at once.
+  prog.num_slots = n + 1;
+  for (uint32_t blk = 0; blk < n; ++blk) prog.inputs.push_back(blk);
+  if (r == spec.root) prog.outputs = prog.inputs;
+  for (auto it = b.steps.rbegin(); it != b.steps.rend(); ++it) {
+    const StepNo t = T + 1 - it->t;
+    for (const Recv& rv : it->recvs)  // w got block b from u: w sends its sum of b to u
+      prog.at(t).sends.push_back(make_send(ctx, prog, 0, rv.from, {unit(rv.into.at(0))}));
+    for (const Send& sd : it->sends) {  // u sent block b to w: u adds w's sum of b
+      const SlotId blk = sd.payload.at(0).terms.at(0).slot;
+      Step& st = prog.at(t);
+      st.recvs.push_back(make_recv(ctx, prog, t, 0, sd.to, {n}));
+      st.ops.push_back(make_op(prog, blk, {Term{blk, 1}, Term{n, 1}}));
     }
   }
-  return plan;
+  return prog;
+}
+
+}  // namespace
+
+ir::Plan circulant_reduce(const Spec& spec) {
+  validate_circulant_spec(spec, OpKind::Reduce, "circulant-reduce");
+  const Circulant c(spec.K);
+  return circulant_whole_plan(spec, spec.blocks - 1 + c.q(),
+                              [&](const ir::Plan& ctx, uint32_t r) { return reduce_rank(ctx, c, r); });
+}
+
+ir::RankPlan circulant_reduce_local(const Spec& spec, uint32_t rank) {
+  validate_circulant_spec(spec, OpKind::Reduce, "circulant-reduce", kMaxRankLocalRanks);
+  const Circulant c(spec.K);
+  return circulant_rank_plan(spec, spec.blocks - 1 + c.q(), rank,
+                             [&](const ir::Plan& ctx, uint32_t r) { return reduce_rank(ctx, c, r); });
 }
 
 PostalSplitCost circulant_reduce_cost(const Spec& spec) {

@@ -210,38 +210,49 @@ const std::vector<GeneratorInfo>& generators() {
        {OpKind::Broadcast},
        [](const Spec& s, const CostModel&) { return circulant_broadcast(s); },
        [](const Spec& s, const CostModel&) { return circulant_broadcast_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       circulant_broadcast_local},
       {"circulant-allgather",
        "allgather of n blocks per rank on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), "
        "C2 = n(K-1), both optimal",
        {OpKind::Allgather},
        [](const Spec& s, const CostModel&) { return circulant_allgather(s); },
        [](const Spec& s, const CostModel&) { return circulant_allgather_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       circulant_allgather_local},
       {"circulant-allreduce",
        "allreduce of n blocks on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), C2 = n ceil(log2 K)",
        {OpKind::Allreduce},
        [](const Spec& s, const CostModel&) { return circulant_allreduce(s); },
        [](const Spec& s, const CostModel&) { return circulant_allreduce_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       circulant_allreduce_local},
       {"circulant-allgatherv",
        "allgatherv (per-rank counts) as K simultaneous circulant broadcasts of n = --blocks pieces each, packed per "
        "step (p = 1, lambda = 1); C1 = n-1+ceil(log2 K)",
        {OpKind::Allgatherv},
        [](const Spec& s, const CostModel&) { return circulant_allgatherv(s); },
        [](const Spec& s, const CostModel&) { return circulant_allgatherv_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       circulant_allgatherv_local},
       {"circulant-reduce",
        "reduce of n blocks to any root: the circulant broadcast run backwards (p = 1, lambda = 1); exactly "
        "n-1+ceil(log2 K) steps, one block per message",
        {OpKind::Reduce},
        [](const Spec& s, const CostModel&) { return circulant_reduce(s); },
        [](const Spec& s, const CostModel&) { return circulant_reduce_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); }},
+       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       circulant_reduce_local},
   });
   return g;
 }
 
+std::string rank_local_generator_names() {
+  std::string names;
+  for (const auto& g : generators())
+    if (g.build_rank) names += (names.empty() ? "" : ", ") + g.name;
+  return names;
+}
 
 const GeneratorInfo& find_generator(const std::string& name) {
   std::string names;
@@ -253,10 +264,12 @@ const GeneratorInfo& find_generator(const std::string& name) {
   user_error("unknown algorithm '{}' (valid: auto, {})", name, names);
 }
 
-std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm) {
+std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm,
+                                  const std::function<bool(const GeneratorInfo&)>& admit) {
   std::vector<Candidate> out;
   for (const auto& g : generators()) {
     if (std::find(g.ops.begin(), g.ops.end(), spec.op) == g.ops.end()) continue;
+    if (admit && !admit(g)) continue;
     Candidate c;
     c.generator = &g;
     if (g.why_not) c.why_not = g.why_not(spec, cm);
@@ -277,10 +290,11 @@ void require_applicable(const GeneratorInfo& g, const Spec& spec, const CostMode
     user_error("algorithm '{}' cannot compute this spec: {}", g.name, why);
 }
 
-const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm) {
+const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm,
+                                      const std::function<bool(const GeneratorInfo&)>& admit) {
   const GeneratorInfo* best = nullptr;
   double best_time = 0;
-  for (const Candidate& c : candidates(spec, cm)) {
+  for (const Candidate& c : candidates(spec, cm, admit)) {
     if (!c.why_not.empty()) continue;
     if (!best || c.time < best_time) {
       best = c.generator;
@@ -289,7 +303,7 @@ const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm) {
   }
   if (!best) {
     std::string why;
-    for (const Candidate& c : candidates(spec, cm))
+    for (const Candidate& c : candidates(spec, cm, admit))
       why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", c.generator->name, c.why_not);
     if (!why.empty()) user_error("no generator applies to this '{}' spec ({})", op_name(spec.op), why);
     std::string have;

@@ -25,6 +25,11 @@ struct GeneratorInfo {
   // condition, e.g. "dft needs K | q-1: K = 12, q-1 = 256"). Empty function:
   // it computes every spec of its operations.
   std::function<std::string(const Spec&, const CostModel&)> why_not = {};
+  // Rank `rank`'s program alone, built without the other ranks' and equal to
+  // ranks[rank] of build()'s plan (`collplan compile --rank`; the circulant
+  // generators, gen/circulant_plans.h). UserError for rank >= K or a K over
+  // the generator's rank-local limit. Empty: the generator cannot.
+  std::function<ir::RankPlan(const Spec&, uint32_t rank)> build_rank = {};
 };
 
 // One line of `collplan compile --explain`.
@@ -37,15 +42,21 @@ struct Candidate {
 };
 
 const std::vector<GeneratorInfo>& generators();
+// The names of the generators with a build_rank hook, comma-separated (for
+// messages about `compile --rank`).
+std::string rank_local_generator_names();
 // UserError listing the registered names when `name` is unknown.
 const GeneratorInfo& find_generator(const std::string& name);
 // `--algorithm auto`: among the generators that compute the spec's
 // operation, the one with the least modeled time C1·beta + C2·len·tau
 // (ties: the first registered). UserError when none computes it yet.
-const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm);
+// `admit` (optional) narrows the field, e.g. to generators with build_rank.
+const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm,
+                                      const std::function<bool(const GeneratorInfo&)>& admit = {});
 // Every generator that computes the spec's operation, in registry order,
 // with its applicability and (when applicable) its estimated cost.
-std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm);
+std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm,
+                                  const std::function<bool(const GeneratorInfo&)>& admit = {});
 // UserError naming the condition when `g` cannot compute `spec`.
 void require_applicable(const GeneratorInfo& g, const Spec& spec, const CostModel& cm);
 

@@ -24,7 +24,8 @@ constexpr size_t kPreambleSize = 48;   // magic 8, version 4, flags 4, hash 16, 
 constexpr size_t kHashOffset = 16;     // content_hash lives in bytes [16, 32)
 constexpr size_t kIndexEntrySize = 24;  // offset, length, hash: u64 each
 constexpr size_t kFlagsOffset = 12;     // preamble flags (u32)
-constexpr uint32_t kFlagSingleRank = 1;  // flags bit 0: one rank extracted from a plan file
+constexpr uint32_t kFlagSingleRank = 1;  // flags bit 0: one rank's program, not a plan
+constexpr uint32_t kFlagRankLocal = 2;   // flags bit 1 (with bit 0): that rank compiled alone, one index entry
 // Combination encodings; the writer picks the shortest that applies.
 constexpr uint8_t kComboList = 0;      // n, (slot, coeff)[n]
 constexpr uint8_t kComboRun = 1;       // base, n, coeff[n]: slots base..base+n-1
@@ -210,7 +211,9 @@ Digest digest_of(XXH128_hash_t h) {
 // XXH3-128 over [0, 16) and [32, head_end): everything of the preamble, the
 // header and the index except the hash field itself, with the single-rank
 // flag read as 0 — so a rank extracted from a plan file keeps the plan's
-// content hash (its identity).
+// content hash (its identity). The rank-local flag is hashed as written: a
+// rank-local file's hash (of its header and its one index entry) is its own
+// and can never be taken for a whole plan's.
 Digest content_hash_of(const uint8_t* head, size_t head_end) {
   std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> st(XXH3_createState(), &XXH3_freeState);
   COLLPLAN_ASSERT(st != nullptr, "XXH3_createState failed");
@@ -221,6 +224,30 @@ Digest content_hash_of(const uint8_t* head, size_t head_end) {
   XXH3_128bits_update(st.get(), first, kHashOffset);
   XXH3_128bits_update(st.get(), head + kHashOffset + 16, head_end - kHashOffset - 16);
   return digest_of(XXH3_128bits_digest(st.get()));
+}
+
+// Preamble + header + index, with the content hash filled in.
+std::vector<uint8_t> assemble_head(uint32_t flags, uint64_t file_size, uint32_t num_ranks,
+                                   const std::vector<uint8_t>& header, const std::vector<RankIndexEntry>& index) {
+  std::vector<uint8_t> head;
+  head.reserve(kPreambleSize + header.size() + kIndexEntrySize * index.size());
+  Writer w{head};
+  head.insert(head.end(), std::begin(kMagic), std::end(kMagic));
+  w.u32(kBinaryVersion);
+  w.u32(flags);
+  head.insert(head.end(), 16, 0);  // content hash, filled below
+  w.u64(file_size);
+  w.u32(static_cast<uint32_t>(header.size()));
+  w.u32(num_ranks);
+  head.insert(head.end(), header.begin(), header.end());
+  for (const RankIndexEntry& e : index) {
+    w.u64(e.offset);
+    w.u64(e.length);
+    w.u64(e.hash);
+  }
+  const Digest h = content_hash_of(head.data(), head.size());
+  std::copy(h.bytes.begin(), h.bytes.end(), head.begin() + kHashOffset);
+  return head;
 }
 
 // Builds preamble + header + index (with the content hash filled in) for
@@ -253,25 +280,27 @@ std::vector<uint8_t> encode_head(const Plan& plan, std::vector<uint8_t>* body) {
     offset += len;
   }
 
-  std::vector<uint8_t> head;
-  head.reserve(head_size);
-  Writer w{head};
-  head.insert(head.end(), std::begin(kMagic), std::end(kMagic));
-  w.u32(kBinaryVersion);
-  w.u32(0);                                    // flags
-  head.insert(head.end(), 16, 0);              // content hash, filled below
-  w.u64(offset);                               // file size
-  w.u32(static_cast<uint32_t>(header.size()));
-  w.u32(R);
-  head.insert(head.end(), header.begin(), header.end());
-  for (const RankIndexEntry& e : index) {
-    w.u64(e.offset);
-    w.u64(e.length);
-    w.u64(e.hash);
-  }
-  const Digest h = content_hash_of(head.data(), head.size());
-  std::copy(h.bytes.begin(), h.bytes.end(), head.begin() + kHashOffset);
-  return head;
+  return assemble_head(0, offset, R, header, index);
+}
+
+// A rank-local file (RankPlan): the spec header, one index entry and the
+// rank's blob, appended to the head.
+std::vector<uint8_t> encode_rank_local_image(const RankPlan& rp) {
+  const Spec& spec = rp.spec;
+  COLLPLAN_ASSERT(rp.program.rank < num_ranks(spec),
+                  fmt::format("rank-local program of rank {} for {} ranks", rp.program.rank, num_ranks(spec)));
+  std::vector<uint8_t> header;
+  Writer hw{header};
+  write_spec(hw, spec, rp.num_steps);
+  COLLPLAN_ASSERT(header.size() <= UINT32_MAX, "plan header larger than 4 GiB");
+  std::vector<uint8_t> blob;
+  write_blob(blob, rp.program, spec.field.elem_bytes());
+  const uint64_t head_size = kPreambleSize + header.size() + kIndexEntrySize;
+  const RankIndexEntry e{head_size, blob.size(), XXH3_64bits(blob.data(), blob.size())};
+  std::vector<uint8_t> out =
+      assemble_head(kFlagSingleRank | kFlagRankLocal, head_size + blob.size(), num_ranks(spec), header, {e});
+  out.insert(out.end(), blob.begin(), blob.end());
+  return out;
 }
 
 // ─── Reading ────────────────────────────────────────────────────────────────
@@ -443,8 +472,12 @@ struct Head {
   bool single_rank = false;
 };
 
+// Index entries a file holds: one per rank, or one for a rank-local file.
+uint64_t index_entries(bool rank_local, uint32_t num_ranks) { return rank_local ? 1 : num_ranks; }
+
 struct Preamble {
   bool single_rank = false;
+  bool rank_local = false;
   uint32_t header_size = 0;
   uint32_t num_ranks = 0;
   uint64_t file_size = 0;
@@ -461,21 +494,24 @@ Preamble parse_preamble(const uint8_t* data, size_t avail, uint64_t actual_size)
   if (version != kBinaryVersion)
     rd.fail("unsupported format version {} (this collplan reads version {})", version, kBinaryVersion);
   const uint32_t flags = rd.u32("flags");
-  if (flags & ~kFlagSingleRank) rd.fail("flags = {:#x} (valid in version 1: 0, or 1 = single rank)", flags);
+  if (flags != 0 && flags != kFlagSingleRank && flags != (kFlagSingleRank | kFlagRankLocal))
+    rd.fail("flags = {:#x} (valid in version 1: 0, 1 = single rank, 3 = single rank compiled alone)", flags);
   rd.take(16, "content hash");
   Preamble pre;
   pre.single_rank = flags & kFlagSingleRank;
+  pre.rank_local = flags & kFlagRankLocal;
   pre.file_size = rd.u64("file size");
-  // A single-rank file keeps the whole plan's file size; its own size is
-  // checked against its rank's index entry (single_rank_entry).
-  if (!pre.single_rank && pre.file_size != actual_size)
+  // An extracted single-rank file keeps the whole plan's file size; its own
+  // size is checked against its rank's index entry (single_rank_entry). A
+  // rank-local file has no whole plan: its file size is its own.
+  if ((!pre.single_rank || pre.rank_local) && pre.file_size != actual_size)
     rd.fail("the file is {} bytes but its preamble says {} (truncated or extended)", actual_size, pre.file_size);
   pre.header_size = rd.u32("header size");
   pre.num_ranks = rd.u32("rank count");
-  pre.head_size = kPreambleSize + static_cast<uint64_t>(pre.header_size) +
-                  kIndexEntrySize * static_cast<uint64_t>(pre.num_ranks);
+  const uint64_t entries = index_entries(pre.rank_local, pre.num_ranks);
+  pre.head_size = kPreambleSize + static_cast<uint64_t>(pre.header_size) + kIndexEntrySize * entries;
   if (pre.head_size > actual_size)
-    rd.fail("header ({} bytes) and index ({} ranks) need {} bytes, the file has {}", pre.header_size, pre.num_ranks,
+    rd.fail("header ({} bytes) and index ({} entries) need {} bytes, the file has {}", pre.header_size, entries,
             pre.head_size, actual_size);
   return pre;
 }
@@ -487,6 +523,7 @@ Head parse_head(const uint8_t* head, const Preamble& pre) {
   out.single_rank = pre.single_rank;
   PlanHeader& h = out.h;
   h.version = kBinaryVersion;
+  h.compiled_alone = pre.rank_local;
   h.file_size = pre.file_size;
   std::memcpy(h.content_hash.bytes.data(), head + kHashOffset, 16);
   Digest actual = content_hash_of(head, pre.head_size);
@@ -499,7 +536,7 @@ Head parse_head(const uint8_t* head, const Preamble& pre) {
   h.spec = read_spec(rd, h.num_steps);
   if (!rd.at_end()) rd.fail("{} unread bytes at the end of the header", rd.left());
   try {
-    validate_spec_basics(h.spec);
+    validate_spec_basics(h.spec, pre.rank_local ? kMaxRankLocalRanks : kMaxPlanRanks);
   } catch (const UserError& e) {
     damaged(kPreambleSize, "header", fmt::format("invalid spec: {}", e.what()));
   }
@@ -508,10 +545,11 @@ Head parse_head(const uint8_t* head, const Preamble& pre) {
             fmt::format("rank count {} differs from the spec's {} ranks", pre.num_ranks, num_ranks(h.spec)));
 
   const uint64_t index_at = kPreambleSize + pre.header_size;
-  Reader ir(head + index_at, kIndexEntrySize * static_cast<size_t>(pre.num_ranks), index_at, "index");
-  h.index.resize(pre.num_ranks);
+  const uint64_t entries = index_entries(pre.rank_local, pre.num_ranks);
+  Reader ir(head + index_at, kIndexEntrySize * static_cast<size_t>(entries), index_at, "index");
+  h.index.resize(static_cast<size_t>(entries));
   uint64_t expect = pre.head_size;
-  for (uint32_t k = 0; k < pre.num_ranks; ++k) {
+  for (uint32_t k = 0; k < entries; ++k) {
     RankIndexEntry& e = h.index[k];
     e.offset = ir.u64("blob offset");
     if (e.offset != expect)
@@ -540,7 +578,7 @@ Rank single_rank_entry(const Head& head, const uint8_t* first4, size_t avail, ui
   if (r >= num_ranks(head.h.spec))
     damaged(head.head_size, "single-rank blob",
             fmt::format("holds rank {}, but the plan has {} ranks", r, num_ranks(head.h.spec)));
-  *entry = head.h.index[r];
+  *entry = head.h.index[head.h.compiled_alone ? 0 : r];
   if (actual_size != head.head_size + entry->length)
     damaged(head.head_size, "single-rank blob",
             fmt::format("the file is {} bytes, but rank {}'s blob of {} bytes after the index makes {}", actual_size, r,
@@ -743,9 +781,11 @@ Plan decode_binary(const uint8_t* data, size_t size) {
   if (head.single_rank) {
     RankIndexEntry e;
     const Rank r = single_rank_entry(head, data + head.head_size, size - head.head_size, size, &e);
-    user_error("this file holds only rank {}'s program of a {}-rank plan (extracted with `collplan extract`); "
-               "load it as one rank (read_rank, `collplan show/check/emit-cpp`)",
-               r, num_ranks(head.h.spec));
+    user_error("this file holds only rank {}'s program of a {}-rank plan ({}); load it as one rank (read_rank, "
+               "`collplan show/check/emit-cpp`)",
+               r, num_ranks(head.h.spec),
+               head.h.compiled_alone ? "compiled alone with `collplan compile --rank`; no whole plan exists"
+                                     : "extracted with `collplan extract`");
   }
   Plan plan;
   plan.spec = std::move(head.h.spec);
@@ -784,17 +824,23 @@ void write_bytes(const std::vector<uint8_t>& bytes, const std::string& path) {
 
 void write_binary(const Plan& plan, const std::string& path) { write_bytes(encode_binary(plan), path); }
 
+std::vector<uint8_t> encode_rank_local(const RankPlan& rp) { return encode_rank_local_image(rp); }
+
+void write_rank_local(const RankPlan& rp, const std::string& path) { write_bytes(encode_rank_local_image(rp), path); }
+
 std::vector<uint8_t> extract_rank_image(const uint8_t* data, size_t size, Rank r) {
   Preamble pre = parse_preamble(data, size, size);
   Head head = parse_head(data, pre);
   const Spec& spec = head.h.spec;
   if (r >= num_ranks(spec))
     user_error("rank {} is not in this plan ({} ranks, valid 0..{})", r, num_ranks(spec), num_ranks(spec) - 1);
-  RankIndexEntry e = head.h.index[r];
+  RankIndexEntry e = head.h.index[head.h.compiled_alone ? 0 : r];
   if (head.single_rank) {
     const Rank only = single_rank_entry(head, data + head.head_size, size - head.head_size, size, &e);
     if (only != r)
-      user_error("rank {} is not in this file: it holds only rank {} (extracted with `collplan extract`)", r, only);
+      user_error("rank {} is not in this file: it holds only rank {} ({})", r, only,
+                 head.h.compiled_alone ? "compiled alone with `collplan compile --rank`"
+                                       : "extracted with `collplan extract`");
   }
   read_blob(data + e.offset, e, r, spec, head.h.num_steps);  // checks its hash and contents
   std::vector<uint8_t> out(data, data + head.head_size);
@@ -836,9 +882,10 @@ Program read_rank(const std::string& path, Rank r, PlanHeader* header_out) {
     if (r >= num_ranks(spec))
       user_error("rank {} is not in this plan ({} ranks, valid 0..{})", r, num_ranks(spec), num_ranks(spec) - 1);
     if (head.h.only_rank && *head.h.only_rank != r)
-      user_error("rank {} is not in this file: it holds only rank {} (extracted with `collplan extract`)", r,
-                 *head.h.only_rank);
-    RankIndexEntry e = head.h.index[r];
+      user_error("rank {} is not in this file: it holds only rank {} ({})", r, *head.h.only_rank,
+                 head.h.compiled_alone ? "compiled alone with `collplan compile --rank`"
+                                       : "extracted with `collplan extract`");
+    RankIndexEntry e = head.h.index[head.h.compiled_alone ? 0 : r];
     if (head.h.only_rank) e.offset = head.head_size;
     std::vector<uint8_t> blob(static_cast<size_t>(e.length));
     read_at(f.get(), path, e.offset, blob.data(), blob.size());
@@ -851,11 +898,12 @@ Program read_rank(const std::string& path, Rank r, PlanHeader* header_out) {
 void reseal_binary(std::vector<uint8_t>& file) {
   if (file.size() < kPreambleSize) return;
   const uint32_t header_size = get_u32(file.data() + 40);
-  const uint32_t num_ranks = get_u32(file.data() + 44);
-  const uint64_t head_size = kPreambleSize + uint64_t{header_size} + kIndexEntrySize * uint64_t{num_ranks};
+  const uint64_t entries = index_entries(get_u32(file.data() + kFlagsOffset) & kFlagRankLocal,
+                                         get_u32(file.data() + 44));
+  const uint64_t head_size = kPreambleSize + uint64_t{header_size} + kIndexEntrySize * entries;
   if (head_size > file.size()) return;  // nothing to seal; the decoder reports the bad sizes
   const uint64_t index_at = kPreambleSize + header_size;
-  for (uint32_t k = 0; k < num_ranks; ++k) {
+  for (uint64_t k = 0; k < entries; ++k) {
     const size_t at = static_cast<size_t>(index_at + kIndexEntrySize * k);
     const uint64_t off = get_u64(file.data() + at), len = get_u64(file.data() + at + 8);
     if (off > file.size() || len > file.size() - off) continue;  // the decoder will report it

@@ -9,7 +9,7 @@
 //
 //   file     := preamble header index blob{K}
 //   preamble := magic[8] = 89 'C' 'P' 'L' 'A' 'N' 0D 0A
-//               version:u32 = 1   flags:u32 (bit 0: single-rank file, see below)
+//               version:u32 = 1   flags:u32 (bit 0: single-rank file, bit 1: compiled alone; see below)
 //               content_hash:digest          (see "Integrity" below)
 //               file_size:u64   header_size:u32   num_ranks:u32 (= K; N for decentralized-encode)
 //   header   := spec num_steps:u32                  (header_size bytes)
@@ -99,8 +99,12 @@ struct PlanHeader {
   uint32_t version = 0;
   uint64_t file_size = 0;
   std::vector<RankIndexEntry> index;  // one per rank
-  // Set for a single-rank file (`collplan extract`): the one rank it holds.
+  // Set for a single-rank file (`collplan extract` or `compile --rank`): the
+  // one rank it holds.
   std::optional<Rank> only_rank;
+  // A rank-local file (`collplan compile --rank`, see below): no whole plan
+  // exists; `index` has its one entry and content_hash is the file's own.
+  bool compiled_alone = false;
 };
 
 // Reads the preamble, header and index only (verifying the content hash).
@@ -122,6 +126,24 @@ Program read_rank(const std::string& path, Rank r, PlanHeader* header_out = null
 // index still describe the whole plan; the blob follows the index directly
 // and its rank is its first field. read_header sets only_rank, read_rank
 // reads it, decode_binary/read_binary refuse it (it is not a whole plan).
+
+// Rank-local files. `collplan compile --rank R` builds rank R's program
+// alone (ir::RankPlan), for K up to kMaxRankLocalRanks, where no whole plan
+// (and no K-entry index) can exist. Its file is a single-rank file with
+// preamble flags = 3 (bit 0 single rank, bit 1 compiled alone) and
+//   rank_local := preamble header entry blob_R
+// where `entry` is the one index entry (offset = where blob_R starts,
+// length, XXH3-64) and file_size is this file's size. Its content hash is
+// computed as for any plan file, over the preamble (bit 0 of the flags read
+// as 0, bit 1 as written), the header and the one entry: the identity of
+// this rank's program under this spec and step count, not a plan digest (no
+// whole-plan file has bit 1 set, so none shares it). read_header sets
+// only_rank and compiled_alone, read_rank reads it, decode_binary refuses it,
+// extract_rank of its own rank copies it. K above kMaxPlanRanks is accepted
+// in such a file only.
+std::vector<uint8_t> encode_rank_local(const RankPlan& rp);
+// The same written to `path` (through a temporary file).
+void write_rank_local(const RankPlan& rp, const std::string& path);
 
 // The single-rank image of rank r of a plan file image (a whole plan, or a
 // single-rank file of rank r). Checks the header, the index and that rank's

@@ -25,6 +25,13 @@ Step& Program::at_any(StepNo t) {
   return *steps.insert(it, Step{t, {}, {}, {}});
 }
 
+Plan plan_context(const Spec& spec, uint32_t num_steps) {
+  Plan plan;
+  plan.spec = spec;
+  plan.num_steps = num_steps;
+  return plan;
+}
+
 Plan make_plan(const Spec& spec, uint32_t num_steps) {
   Plan plan;
   plan.spec = spec;

@@ -139,6 +139,23 @@ struct Plan {
   friend bool operator==(const Plan&, const Plan&) = default;
 };
 
+// One rank's program compiled alone (`collplan compile --rank`), without the
+// other ranks': the plan's spec and step count and that rank's program, which
+// equals ranks[program.rank] of the whole plan the same generator builds. It
+// serves where a whole plan cannot be built (K up to kMaxRankLocalRanks), or
+// need not be (a device or an MPI process building only its own part).
+struct RankPlan {
+  Spec spec;
+  uint32_t num_steps = 0;
+  Program program;
+  friend bool operator==(const RankPlan&, const RankPlan&) = default;
+};
+
+// A plan with `spec` and `num_steps` but no programs: what the checking
+// constructors below need (they read spec and num_steps only) when one rank's
+// program is built alone.
+Plan plan_context(const Spec& spec, uint32_t num_steps);
+
 // An empty plan for `spec`: K programs with no slots and no steps.
 Plan make_plan(const Spec& spec, uint32_t num_steps);
 

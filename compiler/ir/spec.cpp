@@ -68,17 +68,21 @@ Spec make_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, uint32_t lambda
   return s;
 }
 
-void validate_spec_basics(const Spec& s) {
+void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
   if (s.op == OpKind::DecentralizedEncode) {
     // K sources among N processors: one source is allowed (its sinks get
     // multiples of x_0), one processor is not.
     if (s.K < 1) user_error("K = {} is too small: decentralized-encode needs K >= 1 sources", s.K);
     if (s.N <= s.K) user_error("N = {} is too small: decentralized-encode needs N > K = {} processors", s.N, s.K);
-    if (s.N > (1u << 24)) user_error("N = {} is too large: collplan supports N <= 16777216", s.N);
+    if (s.N > max_ranks) user_error("N = {} is too large: collplan supports N <= {}", s.N, max_ranks);
   } else if (s.K < 2) {
     user_error("K = {} is too small: a collective needs K >= 2 processors", s.K);
   }
-  if (s.K > (1u << 24)) user_error("K = {} is too large: collplan supports K <= 16777216", s.K);
+  if (s.K > max_ranks)
+    user_error("K = {} is too large: collplan supports K <= {}{}", s.K, max_ranks,
+               max_ranks == kMaxPlanRanks ? " in a whole plan (a rank-local compile of a circulant broadcast, reduce "
+                                            "or allreduce, `compile --rank`, accepts K <= 2147483648)"
+                                          : "");
   if (s.p < 1) user_error("p = {} is invalid: every processor needs p >= 1 ports", s.p);
   if (s.p > 1024) user_error("p = {} is too large: collplan supports p <= 1024 ports", s.p);
   if (s.lambda < 1) user_error("lambda = {} is invalid: postal latency must be >= 1 (1 = synchronous rounds)", s.lambda);

@@ -96,8 +96,18 @@ Spec make_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, uint32_t lambda
 // (K sources + N-K sinks), K otherwise.
 inline uint32_t num_ranks(const Spec& s) { return s.op == OpKind::DecentralizedEncode ? s.N : s.K; }
 
+// The most ranks a whole plan may have (K, or N for decentralized-encode):
+// a plan holds every rank's program, and the checker and the replays walk
+// them all.
+inline constexpr uint32_t kMaxPlanRanks = uint32_t{1} << 24;
+// The most ranks a rank-local plan (one rank's program compiled alone, see
+// ir::RankPlan) may name: the circulant generators' limit, 2^31
+// (gen::kCirculantMaxP); nothing of size K is ever built for it.
+inline constexpr uint32_t kMaxRankLocalRanks = uint32_t{1} << 31;
+
 // Checks the ranges every operation shares (K >= 2, p >= 1, λ >= 1, root < K,
-// ...); UserError naming the bad value and the valid range.
-void validate_spec_basics(const Spec& s);
+// ...); UserError naming the bad value and the valid range. `max_ranks` is
+// kMaxPlanRanks for a whole plan, kMaxRankLocalRanks for a rank-local one.
+void validate_spec_basics(const Spec& s, uint32_t max_ranks = kMaxPlanRanks);
 
 }  // namespace collplan

@@ -110,8 +110,8 @@ bool has_matrix(const MatrixSpec& m) {
 // Explicit matrices up to this many entries are printed in the header.
 constexpr size_t kMaxShownEntries = 256;
 
-void header_text(std::string& out, const Plan& plan, std::optional<Rank> only_rank) {
-  const Spec& s = plan.spec;
+// `terms`: the header's last line (the whole plan's count, or one rank's).
+void header_text(std::string& out, const Spec& s, uint32_t num_steps, const std::string& terms) {
   const auto line = [&](const char* key, const std::string& value) { out += fmt::format("  {:<10} {}\n", key, value); };
   out += "collplan plan\n";
   line("op", op_name(s.op));
@@ -180,14 +180,13 @@ void header_text(std::string& out, const Plan& plan, std::optional<Rank> only_ra
     number_list(w, s.counts);
     w.finish();
   }
-  line("steps", std::to_string(plan.num_steps));
-  // With one rank shown, its own count: the plan may hold only that rank's
-  // program (read_rank), and the two must print the same.
-  if (only_rank)
-    line("terms", fmt::format("{} in rank {}", count_terms(plan.ranks[*only_rank]), *only_rank));
-  else
-    line("terms", std::to_string(count_terms(plan)));
+  line("steps", std::to_string(num_steps));
+  line("terms", terms);
 }
+
+// With one rank shown, its own count: the plan may hold only that rank's
+// program (read_rank), and the two must print the same.
+std::string rank_terms(const Program& prog) { return fmt::format("{} in rank {}", count_terms(prog), prog.rank); }
 
 void rank_text(std::string& out, const Program& prog, const MatrixSpec& matrix) {
   {
@@ -229,12 +228,21 @@ std::string to_text(const Plan& plan, std::optional<Rank> only_rank) {
     user_error("rank {} is not in this plan (K = {}, valid 0..{})", *only_rank, plan.ranks.size(),
                plan.ranks.size() - 1);
   std::string out;
-  header_text(out, plan, only_rank);
+  header_text(out, plan.spec, plan.num_steps,
+              only_rank ? rank_terms(plan.ranks[*only_rank]) : std::to_string(count_terms(plan)));
   for (const Program& prog : plan.ranks) {
     if (only_rank && prog.rank != *only_rank) continue;
     out += "\n";
     rank_text(out, prog, plan.spec.matrix);
   }
+  return out;
+}
+
+std::string to_text(const Spec& spec, uint32_t num_steps, const Program& prog) {
+  std::string out;
+  header_text(out, spec, num_steps, rank_terms(prog));
+  out += "\n";
+  rank_text(out, prog, spec.matrix);
   return out;
 }
 

@@ -42,5 +42,8 @@ inline constexpr size_t kTextWidth = 100;
 // counts that rank's terms only, so a plan holding just that rank's program
 // (as read_rank loads it) dumps the same.
 std::string to_text(const Plan& plan, std::optional<Rank> only_rank = std::nullopt);
+// The same dump of one rank's program loaded alone (a single-rank or
+// rank-local file), without the K-program plan to_text would need.
+std::string to_text(const Spec& spec, uint32_t num_steps, const Program& prog);
 
 }  // namespace collplan::ir

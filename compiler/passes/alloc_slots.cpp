@@ -16,7 +16,9 @@ using namespace ir;
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
-void alloc_rank(Program& prog) {
+}  // namespace
+
+void alloc_slots_rank(Program& prog) {
   const uint32_t S = prog.num_slots;
   std::vector<uint64_t> first_def(S, kNever), last_use(S, 0);
   // Position 0 is "before step 1" (inputs); each step uses positions for its
@@ -117,10 +119,8 @@ void alloc_rank(Program& prog) {
   prog.num_slots = static_cast<uint32_t>(colors);
 }
 
-}  // namespace
-
 void alloc_slots(Plan& plan) {
-  for (Program& prog : plan.ranks) alloc_rank(prog);
+  for (Program& prog : plan.ranks) alloc_slots_rank(prog);
 }
 
 }  // namespace collplan::passes

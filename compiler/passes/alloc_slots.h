@@ -22,5 +22,8 @@
 namespace collplan::passes {
 
 void alloc_slots(ir::Plan& plan);
+// The same for one program: the pass looks at no other rank, so it runs on a
+// rank compiled alone (`collplan compile --rank`) with the same result.
+void alloc_slots_rank(ir::Program& prog);
 
 }  // namespace collplan::passes

@@ -16,7 +16,9 @@ const std::vector<PassInfo>& pass_registry() {
   static const std::vector<PassInfo> p = {
       {"verify", "the checker: structure, exact or randomized algebra against the postcondition (always runs)", true},
       {"drop-zeros", "remove structurally zero message elements and dead ops (lowers C2 of prepare-and-shoot)", true},
-      {"alloc-slots", "share slots between values with disjoint lifetimes (left-edge colouring of the lifetime intervals)", true},
+      {"alloc-slots",
+       "share slots between values with disjoint lifetimes (left-edge colouring of the lifetime intervals); per rank",
+       true, true},
       {"recode", "replace a universal plan's coefficients for a new matrix, keeping its schedule (collplan recode)", false},
       {"cost", "C1, C2, per-step sizes, lower bounds (Lemma 1, Lemma 2, postal G)", true},
   };
@@ -40,6 +42,31 @@ void run_pass(const std::string& name, ir::Plan& plan) {
     return;
   }
   alloc_slots(plan);  // the only other name check_pass_name accepts
+}
+
+std::vector<std::string> per_rank_passes(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& name : names)
+    for (const PassInfo& p : pass_registry())
+      if (p.name == name && p.per_rank) out.push_back(name);
+  return out;
+}
+
+void check_rank_pass_name(const std::string& name) {
+  check_pass_name(name);
+  std::string per_rank;
+  for (const PassInfo& p : pass_registry()) {
+    if (p.name == name && p.per_rank) return;
+    if (p.per_rank) per_rank += (per_rank.empty() ? "" : ", ") + p.name;
+  }
+  user_error("pass '{}' cannot run on one rank compiled alone: it removes message elements at both the sender and "
+             "the receiver, so it needs every rank (per-rank passes: {})",
+             name, per_rank);
+}
+
+void run_rank_pass(const std::string& name, ir::Program& prog) {
+  check_rank_pass_name(name);
+  alloc_slots_rank(prog);  // the only per-rank pass check_rank_pass_name accepts
 }
 
 namespace {

@@ -19,6 +19,10 @@ struct PassInfo {
   std::string name;
   std::string description;
   bool in_default_pipeline;
+  // Looks at one rank's program only, so it also runs on a rank compiled
+  // alone (`collplan compile --rank`) and gives that rank's result in the
+  // whole plan.
+  bool per_rank = false;
 };
 const std::vector<PassInfo>& pass_registry();
 
@@ -41,5 +45,14 @@ CompileResult compile(const Spec& spec, const CompileOptions& opt);
 
 // Runs a named Plan → Plan pass (UserError listing names if unknown).
 void run_pass(const std::string& name, ir::Plan& plan);
+// Runs a named per-rank pass on one program; UserError naming the per-rank
+// passes when `name` is unknown or needs every rank (drop-zeros: it changes
+// both ends of a message).
+void run_rank_pass(const std::string& name, ir::Program& prog);
+// The same check without running anything.
+void check_rank_pass_name(const std::string& name);
+// The per-rank optimisation passes among `names`, in order (for the default
+// pipeline of a rank-local compile).
+std::vector<std::string> per_rank_passes(const std::vector<std::string>& names);
 
 }  // namespace collplan::passes

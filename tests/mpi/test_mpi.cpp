@@ -7,6 +7,10 @@
 // postcondition. Then the setup errors: a plan for another rank count and
 // ranks holding different plans must give the same UserError on every rank.
 // A failure on any rank fails the test on every rank (exit status 1).
+// Last, the rank-local compile: each process builds only its own circulant
+// broadcast program (gen::circulant_broadcast_local, never the other ranks')
+// and replays it through the MPI transport; every rank must end with the
+// root's bytes.
 #include <mpi.h>
 
 #include <cstdio>
@@ -17,8 +21,10 @@
 
 #include <fmt/format.h>
 
+#include "gen/circulant_plans.h"
 #include "matrix/matrix.h"
 #include "passes/pipeline.h"
+#include "runtime/engine.h"
 #include "runtime/replay.h"
 #include "runtime/transport/mpi.h"
 #include "support/error.h"
@@ -100,6 +106,39 @@ void check_error(const std::string& name, const std::function<void()>& body, con
   }
 }
 
+// Each process compiles only its own rank of a circulant broadcast and
+// replays it; the root's block b holds bytes every rank can compute, so each
+// checks its own outputs byte for byte.
+void check_rank_local_broadcast(uint32_t root, uint32_t n) {
+  Spec s = broadcast(static_cast<uint32_t>(g_size), 1, 1, root, n);
+  s.algorithm = "circulant-broadcast";
+  const ir::RankPlan rp = gen::circulant_broadcast_local(s, static_cast<uint32_t>(g_rank));
+  rt::Engine eng(rp.spec, rp.num_steps, rp.program);
+  rt::MpiTransport tr(MPI_COMM_WORLD);
+  auto root_byte = [&](size_t b, size_t e) { return static_cast<unsigned char>((b * 131 + e * 7 + root) % 256); };
+  for (size_t len : {size_t{1}, size_t{4099}}) {
+    ++g_checks;
+    std::vector<std::vector<unsigned char>> in(eng.num_inputs(), std::vector<unsigned char>(len));
+    std::vector<std::vector<unsigned char>> out(eng.num_outputs(), std::vector<unsigned char>(len, 0xA5));
+    for (size_t b = 0; b < in.size(); ++b)
+      for (size_t e = 0; e < len; ++e) in[b][e] = root_byte(b, e);
+    std::vector<const void*> ip;
+    std::vector<void*> op;
+    for (auto& v : in) ip.push_back(v.data());
+    for (auto& v : out) op.push_back(v.data());
+    eng.run(tr, ip.data(), op.data(), len);
+    if (out.size() != n) fail(fmt::format("rank-local broadcast root {} n {}: {} outputs", root, n, out.size()));
+    for (size_t b = 0; b < out.size(); ++b)
+      for (size_t e = 0; e < len; ++e)
+        if (out[b][e] != root_byte(b, e)) {
+          fail(fmt::format("rank-local broadcast root {} n {} len {}: block {} byte {} is {:#04x}, the root's is "
+                           "{:#04x}",
+                           root, n, len, b, e, out[b][e], root_byte(b, e)));
+          return;
+        }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,6 +164,11 @@ int main(int argc, char** argv) {
                  compile(broadcast(K, 1, 2, K - 1, 3), "postal-broadcast"));
     check_replay("postal-broadcast p=2", compile(broadcast(K, 2, 1, 0, 1), "postal-broadcast"));
     check_replay("postal-prefix lambda=2", compile(prefix(K, 2, Field::prime(65537)), "postal-prefix"));
+
+    // Rank-local compile: no process holds any other rank's program.
+    check_rank_local_broadcast(0, 1);
+    check_rank_local_broadcast(K - 1, 5);
+    check_rank_local_broadcast(K / 2, 3);
 
     // Setup errors, raised on every rank.
     const ir::Plan wrong_k = compile(encode(K + 1, 1, 1, Field::gf256(), 17), "prepare-shoot");

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "circulant_spec.h"
 #include "gen/circulant_check.h"
 #include "gen/circulant_plans.h"
 #include "gen/registry.h"
@@ -24,18 +25,7 @@ using namespace collplan;
 
 namespace {
 
-Spec block_spec(OpKind op, uint32_t K, uint32_t n, uint32_t root = 0, std::vector<uint32_t> counts = {}) {
-  Spec s;
-  s.op = op;
-  s.K = K;
-  s.p = 1;
-  s.lambda = 1;
-  s.field = Field::gf256();
-  s.blocks = n;
-  s.root = root;
-  s.counts = std::move(counts);
-  return s;
-}
+using test::block_spec;
 
 uint32_t qof(uint32_t K) { return gen::Circulant(K).q(); }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "ir/binary.h"
 #include "matrix/codes.h"
 
 using collplan::Field;
@@ -390,4 +391,87 @@ TEST_CASE("cli: verify-circulant sweeps, spot checks and its errors", "[cli][cir
   expect_error("verify-circulant --p 100", 2, "needs both --p P and --sample-ranks S");
   expect_error("verify-circulant --p 2147483649 --sample-ranks 3", 2, "--p 2147483649 is out of range");
   expect_error("verify-circulant --pmin 50 --pmax 10", 2, "--pmax 10 is below --pmin 50");
+}
+
+TEST_CASE("cli: compile --rank writes a rank-local file equal to the extracted rank", "[cli][rank-local]") {
+  const auto d = scratch();
+  struct Case {
+    std::string op, algorithm, extra;
+  };
+  const std::vector<Case> cases = {
+      {"broadcast", "circulant-broadcast", "--blocks 3 --root 5"},
+      {"reduce", "circulant-reduce", "--blocks 4 --root 19"},
+      {"allgather", "circulant-allgather", "--blocks 2"},
+      {"allreduce", "circulant-allreduce", "--blocks 3"},
+      {"allgatherv", "circulant-allgatherv",
+       "--blocks 2 --counts 1,0,2,3,1,0,0,4,1,2,1,1,0,3,2,1,0,1,2,5"},
+  };
+  for (const Case& c : cases) {
+    const std::string spec = "--op " + c.op + " --K 20 " + c.extra + " --algorithm " + c.algorithm + " -q";
+    const std::string full = (d / (c.op + "-full.cplan")).string(), one = (d / (c.op + "-7.cplan")).string(),
+                      ext = (d / (c.op + "-7x.cplan")).string();
+    INFO(spec);
+    Result r = cli("compile " + spec + " -o " + full);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    REQUIRE(cli("extract " + full + " --rank 7 -o " + ext).status == 0);
+    r = cli("compile " + spec + " --rank 7 -o " + one);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("rank 7 compiled alone") != std::string::npos);
+    CHECK(r.output.find("does not prove the whole-plan postcondition") != std::string::npos);
+    // The same program as the whole plan's rank 7 (default passes there,
+    // the per-rank ones here), under the same spec.
+    collplan::ir::PlanHeader h1, h2;
+    CHECK(collplan::ir::read_rank(one, 7, &h1) == collplan::ir::read_rank(ext, 7, &h2));
+    CHECK(h1.spec == h2.spec);
+    CHECK(h1.compiled_alone);
+    CHECK_FALSE(h2.compiled_alone);
+    r = cli("check " + one);
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("rank-local file, compiled alone") != std::string::npos);
+    CHECK(r.output.find("does not prove the whole-plan postcondition") != std::string::npos);
+    CHECK(r.output.find("compile the whole plan") != std::string::npos);
+    r = cli("check --json " + one);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("\"compiled_alone\": true") != std::string::npos);
+    // show prints it as the whole plan's rank 7 prints.
+    const Result s1 = cli("show " + one), s2 = cli("show " + full + " --rank 7");
+    CHECK(s1.status == 0);
+    CHECK(s1.output == s2.output);
+    r = cli("emit-cpp " + one + " -o " + (d / (c.op + "-emit")).string());
+    CHECK(r.status == 0);
+    CHECK(r.output.find("rank-local file") != std::string::npos);
+    expect_error("run " + one, 2, "compiled alone");
+  }
+}
+
+TEST_CASE("cli: compile --rank at K = 2^31, and its errors", "[cli][rank-local][errors]") {
+  const auto d = scratch();
+  const std::string big = (d / "big.cplan").string();
+  Result r = cli("compile --op broadcast --K 2147483648 --blocks 8 --rank 2147483000 -q -o " + big);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("algorithm=circulant-broadcast") != std::string::npos);  // auto, among the rank-local ones
+  r = cli("check " + big);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("above the whole-plan limit") != std::string::npos);
+  CHECK(cli("show " + big).output.find("rank 2147483000:") != std::string::npos);
+  expect_error("emit-cpp " + big + " -o " + (d / "big-emit").string(), 2, "emit-cpp supports K <= 16777216");
+  const std::string out = " -q -o " + (d / "x.cplan").string();
+  expect_error("compile --op broadcast --K 20 --rank 20" + out, 2, "--rank 20 is not a processor");
+  expect_error("compile --op broadcast --K 20 --algorithm postal-broadcast --rank 1" + out, 2,
+               "algorithm 'postal-broadcast' cannot compile one rank alone (generators that can: circulant-broadcast");
+  expect_error("compile --op broadcast --K 20 --p 2 --rank 1" + out, 2, "--algorithm auto chose 'postal-broadcast'");
+  expect_error("compile --op encode --K 20 --rank 1" + out, 2, "no generator that compiles one rank alone computes");
+  expect_error("compile --op broadcast --K 16777217 --algorithm circulant-broadcast" + out, 2,
+               "K = 16777217 is too large");
+  expect_error("compile --op broadcast --K 16777217 --algorithm circulant-broadcast" + out, 2, "compile --rank");
+  expect_error("compile --op allgather --K 16777217 --algorithm circulant-allgather --rank 3" + out, 2,
+               "too large for a rank-local compile too");
+  expect_error("compile --op broadcast --K 2147483649 --rank 3" + out, 2, "K = 2147483649 is too large");
+  expect_error("compile --op broadcast --K 20 --algorithm circulant-broadcast --rank 3 --passes drop-zeros" + out, 2,
+               "needs every rank");
+  expect_error("compile --op broadcast --K 20 --rank 3 -q", 2, "give -o FILE");
+  expect_error("compile --op broadcast --K 20 --rank 3 --json x.json" + out, 2, "--json writes a whole plan");
 }

@@ -85,8 +85,11 @@ TEST_CASE("extract: damaged single-rank files are refused with the byte and the 
   b.resize(b.size() - 3);
   refuse(b, "blob of");
   b = one;
-  b[12] = 3;  // an unknown flag
-  refuse(b, "flags = 0x3");
+  b[12] = 5;  // an unknown flag
+  refuse(b, "flags = 0x5");
+  b = one;
+  b[12] = 3;  // claimed compiled alone: then its file size and index are its own, and they are not
+  refuse(b, "truncated or extended");
   b = one;
   b[12] = 0;  // a whole-plan file of the wrong size
   refuse(b, "truncated or extended");

@@ -1,0 +1,247 @@
+// Rank-local compile (gen/circulant_plans.h, GeneratorInfo::build_rank,
+// `collplan compile --rank`, ir/binary.h's rank-local files): one rank built
+// alone equals that rank of the whole plan the same generator builds, with
+// and without the per-rank passes; the rank-local file round-trips, is
+// refused where a whole plan is needed, and checks; the limits on K.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <functional>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "circulant_spec.h"
+#include "gen/circulant_plans.h"
+#include "gen/registry.h"
+#include "ir/binary.h"
+#include "ir/text.h"
+#include "matrix/postcondition.h"
+#include "passes/alloc_slots.h"
+#include "passes/pipeline.h"
+#include "passes/verify.h"
+#include "support/error.h"
+
+using namespace collplan;
+
+namespace {
+
+// Roots only where the operation has one; allgatherv counts with zeros.
+Spec circ_spec(OpKind op, uint32_t K, uint32_t n, uint32_t root = 0) {
+  std::vector<uint32_t> counts;
+  if (op == OpKind::Allgatherv) {
+    for (uint32_t j = 0; j < K; ++j) counts.push_back((j * 7 + root) % 5);  // some ranks hold nothing
+    if (counts[0] + counts[1] == 0) counts[1] = 1;
+  }
+  return test::block_spec(op, K, n, op == OpKind::Broadcast || op == OpKind::Reduce ? root % K : 0,
+                          std::move(counts));
+}
+
+const gen::GeneratorInfo& circ_generator(OpKind op) {
+  for (const auto& g : gen::generators())
+    if (g.build_rank && g.ops.at(0) == op) return g;
+  FAIL("no rank-local generator for " << op_name(op));
+  throw;
+}
+
+constexpr OpKind kCirculantOps[] = {OpKind::Broadcast, OpKind::Reduce, OpKind::Allgather, OpKind::Allreduce,
+                                    OpKind::Allgatherv};
+
+std::string user_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no UserError)";
+}
+
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& name)
+      : path((std::filesystem::temp_directory_path() / fmt::format("collplan-rl-{}-{}", ::getpid(), name)).string()) {}
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+}  // namespace
+
+TEST_CASE("rank-local: every circulant generator's rank equals that rank of its whole plan", "[rank-local]") {
+  for (OpKind op : kCirculantOps) {
+    const gen::GeneratorInfo& g = circ_generator(op);
+    for (uint32_t K = 2; K <= 40; ++K)
+      for (uint32_t n : {1u, 2u, 5u})
+        for (uint32_t root : {0u, 1u, K - 1, K / 2 + 1}) {
+          Spec spec = circ_spec(op, K, n, root);
+          spec.algorithm = g.name;
+          const ir::Plan whole = g.build(spec, {});
+          ir::Plan shrunk = whole;
+          passes::alloc_slots(shrunk);
+          for (uint32_t r = 0; r < K; ++r) {
+            INFO(g.name << " K = " << K << " n = " << n << " root = " << spec.root << " rank = " << r);
+            ir::RankPlan rp = g.build_rank(spec, r);
+            REQUIRE(rp.spec == whole.spec);
+            REQUIRE(rp.num_steps == whole.num_steps);
+            REQUIRE(rp.program == whole.ranks[r]);
+            // The per-rank pass gives the rank of the whole plan after it.
+            passes::run_rank_pass("alloc-slots", rp.program);
+            REQUIRE(rp.program == shrunk.ranks[r]);
+            passes::verify_rank_structure(rp.spec, rp.num_steps, rp.program, kMaxRankLocalRanks);
+          }
+          if (op != OpKind::Broadcast && op != OpKind::Reduce) break;  // the root matters to these only
+        }
+  }
+}
+
+TEST_CASE("rank-local: the default pipeline's drop-zeros changes no circulant plan", "[rank-local]") {
+  // So a rank compiled alone with the per-rank passes equals that rank of
+  // the whole plan compiled with the default passes.
+  for (OpKind op : kCirculantOps)
+    for (uint32_t K : {2u, 7u, 20u, 33u}) {
+      Spec spec = circ_spec(op, K, 3, 1);
+      passes::CompileOptions opt;
+      opt.algorithm = circ_generator(op).name;
+      const ir::Plan full = passes::compile(spec, opt).plan;
+      spec.algorithm = opt.algorithm;
+      for (uint32_t r = 0; r < K; ++r) {
+        ir::RankPlan rp = circ_generator(op).build_rank(spec, r);
+        for (const auto& p : passes::per_rank_passes(opt.passes)) passes::run_rank_pass(p, rp.program);
+        INFO(opt.algorithm << " K = " << K << " rank " << r);
+        CHECK(rp.program == full.ranks[r]);
+      }
+    }
+}
+
+TEST_CASE("rank-local: only alloc-slots is a per-rank pass", "[rank-local]") {
+  CHECK(passes::per_rank_passes({"drop-zeros", "alloc-slots"}) == std::vector<std::string>{"alloc-slots"});
+  ir::Program p;
+  CHECK_THAT(user_error_of([&] { passes::run_rank_pass("drop-zeros", p); }),
+             Catch::Contains("needs every rank") && Catch::Contains("per-rank passes: alloc-slots"));
+  CHECK_THAT(user_error_of([&] { passes::run_rank_pass("fold", p); }), Catch::Contains("unknown optimisation pass"));
+}
+
+TEST_CASE("rank-local: registry hook set exactly for the circulant generators", "[rank-local]") {
+  for (const auto& g : gen::generators()) CHECK(bool(g.build_rank) == g.name.starts_with("circulant-"));
+  CHECK(gen::rank_local_generator_names() ==
+        "circulant-broadcast, circulant-allgather, circulant-allreduce, circulant-allgatherv, circulant-reduce");
+}
+
+TEST_CASE("rank-local: per-rank input/output counts equal the postcondition's", "[rank-local]") {
+  for (OpKind op : kCirculantOps)
+    for (uint32_t K : {2u, 5u, 9u}) {
+      const Spec s = circ_spec(op, K, 3, 2);
+      const Postcondition pc = postcondition(s);
+      for (uint32_t k = 0; k < K; ++k) {
+        const auto io = passes::rank_io_counts(s, k);
+        REQUIRE(io);
+        CHECK(io->first == pc.inputs_per_rank[k]);
+        CHECK(io->second == pc.outputs_per_rank[k]);
+      }
+    }
+  Spec prefix = circ_spec(OpKind::Allreduce, 4, 1);
+  prefix.op = OpKind::Prefix;
+  for (const std::vector<uint32_t>& counts : {std::vector<uint32_t>{}, std::vector<uint32_t>{1, 0, 3, 2}}) {
+    prefix.counts = counts;
+    const Postcondition pc = postcondition(prefix);
+    for (uint32_t k = 0; k < 4; ++k) {
+      CHECK(passes::rank_io_counts(prefix, k)->first == pc.inputs_per_rank[k]);
+      CHECK(passes::rank_io_counts(prefix, k)->second == pc.outputs_per_rank[k]);
+    }
+  }
+  Spec enc = circ_spec(OpKind::Allreduce, 4, 1);
+  enc.op = OpKind::Encode;
+  CHECK_FALSE(passes::rank_io_counts(enc, 0));
+}
+
+TEST_CASE("rank-local: huge K for broadcast, reduce and allreduce; whole-plan cap for the gathers", "[rank-local]") {
+  const uint32_t K = kMaxRankLocalRanks;  // 2^31
+  for (OpKind op : {OpKind::Broadcast, OpKind::Reduce, OpKind::Allreduce}) {
+    Spec spec = circ_spec(op, K, 8, 5);
+    const auto& g = circ_generator(op);
+    for (uint32_t r : {0u, 5u, 12345u, K - 1}) {
+      const ir::RankPlan rp = g.build_rank(spec, r);
+      CHECK(rp.program.rank == r);
+      CHECK(rp.num_steps == (op == OpKind::Allreduce ? 31u : 8u - 1 + 31));
+      passes::verify_rank_structure(rp.spec, rp.num_steps, rp.program, kMaxRankLocalRanks);
+      CHECK_THROWS_AS(passes::verify_rank_structure(rp.spec, rp.num_steps, rp.program), UserError);
+    }
+    CHECK_THAT(user_error_of([&] { g.build_rank(spec, K); }),
+               Catch::Contains("rank 2147483648 is not a processor") && Catch::Contains("valid ranks 0..2147483647"));
+    CHECK_THAT(user_error_of([&] { g.build(spec, {}); }),
+               Catch::Contains("K = 2147483648 is too large") && Catch::Contains("compile --rank"));
+  }
+  // One more than the circulant limit is refused everywhere.
+  Spec over = circ_spec(OpKind::Broadcast, K, 1);
+  over.K = K + 1;
+  CHECK_THAT(user_error_of([&] { circ_generator(OpKind::Broadcast).build_rank(over, 0); }),
+             Catch::Contains("K = 2147483649 is too large"));
+  // Allgather's program holds K·n outputs: its cap stays, with the reason.
+  const Spec ag = circ_spec(OpKind::Allgather, kMaxPlanRanks + 1, 1);
+  CHECK_THAT(user_error_of([&] { circ_generator(OpKind::Allgather).build_rank(ag, 0); }),
+             Catch::Contains("too large for a rank-local compile too") && Catch::Contains("K*n"));
+  Spec agv = circ_spec(OpKind::Allgather, kMaxPlanRanks + 1, 1);
+  agv.op = OpKind::Allgatherv;
+  CHECK_THAT(user_error_of([&] { circ_generator(OpKind::Allgatherv).build_rank(agv, 0); }),
+             Catch::Contains("too large for a rank-local compile too"));
+}
+
+TEST_CASE("rank-local: the file round-trips and is refused where a whole plan is needed", "[rank-local]") {
+  for (OpKind op : kCirculantOps) {
+    Spec spec = circ_spec(op, 13, 3, 4);
+    spec.algorithm = circ_generator(op).name;
+    const ir::Plan whole = circ_generator(op).build(spec, {});
+    for (uint32_t r : {0u, 4u, 12u}) {
+      const ir::RankPlan rp = circ_generator(op).build_rank(spec, r);
+      TempFile f(fmt::format("{}-{}.cplan", op_name(op), r));
+      ir::write_rank_local(rp, f.path);
+      ir::PlanHeader h;
+      CHECK(ir::read_rank(f.path, r, &h) == whole.ranks[r]);
+      CHECK(h.compiled_alone);
+      CHECK(h.only_rank == r);
+      CHECK(h.spec == spec);
+      CHECK(h.num_steps == whole.num_steps);
+      CHECK(h.index.size() == 1);
+      // Its hash is its own, not the plan's; deterministic.
+      CHECK_FALSE(h.content_hash == ir::plan_digest(whole));
+      CHECK(ir::encode_rank_local(rp) == ir::encode_rank_local(circ_generator(op).build_rank(spec, r)));
+      CHECK_THAT(user_error_of([&] { ir::read_binary(f.path); }), Catch::Contains("compiled alone"));
+      CHECK_THAT(user_error_of([&] { ir::read_rank(f.path, (r + 1) % 13); }),
+                 Catch::Contains("holds only rank") && Catch::Contains("compile --rank"));
+      // Printed as that rank of the whole plan prints.
+      CHECK(ir::to_text(h.spec, h.num_steps, ir::read_rank(f.path, r)) == ir::to_text(whole, r));
+      // Extracting its own rank copies it.
+      TempFile g(fmt::format("{}-{}-x.cplan", op_name(op), r));
+      ir::extract_rank(f.path, r, g.path);
+      CHECK(ir::read_header(g.path).content_hash == h.content_hash);
+    }
+  }
+}
+
+TEST_CASE("rank-local: a damaged rank-local file is refused", "[rank-local]") {
+  const ir::RankPlan rp = circ_generator(OpKind::Broadcast).build_rank(circ_spec(OpKind::Broadcast, 9, 2), 3);
+  const std::vector<uint8_t> good = ir::encode_rank_local(rp);
+  TempFile f("damaged.cplan");
+  auto load = [&](std::vector<uint8_t> bytes) {
+    FILE* out = std::fopen(f.path.c_str(), "wb");
+    REQUIRE(out);
+    std::fwrite(bytes.data(), 1, bytes.size(), out);
+    std::fclose(out);
+    return user_error_of([&] { ir::read_rank(f.path, 3); });
+  };
+  CHECK(load(good) == "(no UserError)");
+  std::vector<uint8_t> b = good;
+  b.back() ^= 1;  // the blob: its hash in the index no longer matches
+  CHECK_THAT(load(b), Catch::Contains("does not match its hash"));
+  b = good;
+  b.push_back(0);  // a rank-local file's size is its own
+  CHECK_THAT(load(b), Catch::Contains("truncated or extended"));
+  b = good;
+  b[12] = 2;  // bit 1 without bit 0
+  CHECK_THAT(load(b), Catch::Contains("flags = 0x2"));
+  b = good;
+  b[12] = 1;  // claimed as an extracted file: no K-entry index follows
+  CHECK_THAT(load(b), Catch::Contains("damaged plan file"));
+}
