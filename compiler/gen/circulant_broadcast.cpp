@@ -10,8 +10,10 @@
 // dropped: it holds every block (the paper's MPI code sends them anyway).
 // Slot b holds block b on every rank.
 //
-// C1 = n − 1 + q (optimal: the lower bound for n blocks on one port);
-// C2 = n − 1 + q (one block per message, and the root sends in every step);
+// C1 = n − 1 + q (round-optimal among schedules sending one block per
+// message; a tree of whole buffers has fewer, longer rounds);
+// C2 = n − 1 + q (one block per message, and the root sends in every step),
+// which meets the block broadcast bound on C2 (passes/cost.h);
 // (K − 1)·n elements moved in all, no block received twice.
 // Each rank's program is computed from its own schedule alone
 // (circulant_broadcast_rank, O(q³)); the full plan is K such programs, and

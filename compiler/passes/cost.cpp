@@ -35,6 +35,10 @@ uint64_t lemma2_bound(uint64_t K, uint32_t p) {
   }
 }
 
+uint64_t block_broadcast_C2_bound(uint64_t K, uint32_t p, uint64_t n) {
+  return (n + p - 1) / p - 1 + lemma1_bound(K, p);
+}
+
 CostReport cost(const ir::Plan& plan) {
   CostReport c;
   c.C1 = plan.num_steps;
@@ -57,7 +61,14 @@ CostReport cost(const ir::Plan& plan) {
     // (K+1 ranks with j, the same bound run backwards).
     c.lb_C1 = postal_steps_bound(uint64_t{std::max(spec.K, spec.N - spec.K)} + 1, spec.p, spec.lambda);
   }
-  if (spec.op == OpKind::Encode && spec.lambda == 1) c.lb_C2 = lemma2_bound(spec.K, spec.p);
+  if (spec.op == OpKind::Encode && spec.lambda == 1 && spec.blocks == 1) {
+    c.lb_C2 = lemma2_bound(spec.K, spec.p);
+    c.lb_C2_name = "Lemma 2";
+  }
+  if ((spec.op == OpKind::Broadcast || spec.op == OpKind::Reduce) && spec.lambda == 1) {
+    c.lb_C2 = block_broadcast_C2_bound(spec.K, spec.p, spec.blocks);
+    c.lb_C2_name = "block broadcast";
+  }
   return c;
 }
 
@@ -129,7 +140,7 @@ std::string cost_text(const CostReport& c, double beta, double tau, uint64_t len
                    c.lb_C1 ? fmt::format(", ratio {:.3f}", double(c.C1) / c.lb_C1) : "");
   s += fmt::format("C2 = {} elements (", c.C2);
   if (c.lb_C2)
-    s += fmt::format("Lemma 2 bound {}, ratio {:.3f})\n", c.lb_C2, double(c.C2) / c.lb_C2);
+    s += fmt::format("{} bound {}, ratio {:.3f})\n", c.lb_C2_name, c.lb_C2, double(c.C2) / c.lb_C2);
   else
     s += "no C2 bound for this operation)\n";
   s += "step sizes:";

@@ -30,6 +30,20 @@ namespace collplan::passes {
 uint32_t postal_steps_bound(uint64_t n, uint32_t p, uint32_t lambda);
 uint32_t lemma1_bound(uint64_t K, uint32_t p);  // ⌈log_{p+1} K⌉
 uint64_t lemma2_bound(uint64_t K, uint32_t p);
+// C2 of any broadcast (or reduce) of n blocks among K ranks with p ports,
+// λ = 1, is at least ⌈n/p⌉ − 1 + ⌈log_{p+1} K⌉ (in elements = blocks).
+// Proof: split every step whose largest message has s elements into s
+// sub-steps of one element per message; ports are respected and the
+// schedule takes C2 sub-steps. The root emits at most p elements per
+// sub-step, so after ⌈n/p⌉ − 1 of them all that left it spans a space W of
+// dimension < n. Only a rank whose knowledge leaves W can end up holding
+// all n blocks; at that point only the root does, and a rank leaves W only
+// by hearing from one that has, so their number grows at most (p+1)-fold
+// per sub-step: ⌈log_{p+1} K⌉ more. A reduce is, for linear plans, the
+// transpose of a broadcast with the same message sizes, so the bound holds
+// for it too. (With one element per message this is the n − 1 + q bound
+// of the circulant broadcast, which it meets for p = 1.)
+uint64_t block_broadcast_C2_bound(uint64_t K, uint32_t p, uint64_t n);
 
 struct CostReport {
   uint32_t C1 = 0;
@@ -38,7 +52,11 @@ struct CostReport {
   uint64_t messages = 0;             // total messages
   uint64_t elements = 0;             // total elements sent
   uint32_t lb_C1 = 0;                // postal bound
-  uint64_t lb_C2 = 0;                // Lemma 2 (encode, λ = 1), else 0 = none
+  uint64_t lb_C2 = 0;                // 0 = none; see lb_C2_name
+  // Which C2 bound: "Lemma 2" (encode, one block, λ = 1) or "block
+  // broadcast" (broadcast and reduce of n blocks, λ = 1:
+  // ⌈n/p⌉ − 1 + ⌈log_{p+1} K⌉, block_broadcast_C2_bound).
+  const char* lb_C2_name = "";
   double time(double beta, double tau, uint64_t len) const { return C1 * beta + static_cast<double>(C2) * len * tau; }
 };
 

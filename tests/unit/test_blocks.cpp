@@ -324,3 +324,35 @@ TEST_CASE("blocks auto for decentralized encode: the n of the least modeled time
   CHECK_THROWS_WITH(gen::decentralized_auto_blocks(dec_spec(8, 4, 1, true, 1, 1), 0, 1.0, 1.0),
                     Catch::Contains("--cost-len"));
 }
+
+TEST_CASE("block broadcast C2 bound: every broadcast and reduce plan respects it, the circulant meets it at p = 1",
+          "[blocks][cost]") {
+  uint32_t met = 0;
+  for (OpKind op : {OpKind::Broadcast, OpKind::Reduce})
+    for (uint32_t K : {2u, 3u, 7u, 16u, 33u})
+      for (uint32_t p : {1u, 2u, 3u})
+        for (uint32_t n : {1u, 2u, 5u, 12u}) {
+          Spec s = block_op(op, K, p);
+          s.blocks = n;
+          const uint64_t bound = passes::block_broadcast_C2_bound(K, p, n);
+          CHECK(bound == (n + p - 1) / p - 1 + log_ceil(K, p));
+          for (const gen::Candidate& c : gen::candidates(s, gen::CostModel{})) {
+            if (!c.why_not.empty()) continue;
+            INFO(op_name(op) << " K=" << K << " p=" << p << " n=" << n << " " << c.generator->name);
+            passes::CompileOptions opt;
+            opt.algorithm = c.generator->name;
+            const auto res = passes::compile(s, opt);
+            CHECK(res.cost.lb_C2 == bound);
+            CHECK(res.cost.C2 >= bound);
+            if (c.generator->name.rfind("circulant", 0) == 0) {
+              CHECK(res.cost.C2 == bound);
+              ++met;
+            }
+          }
+        }
+  CHECK(met == 2 * 5 * 4);
+  // λ > 1: no bound is claimed.
+  Spec s = block_op(OpKind::Broadcast, 9, 1);
+  s.lambda = 2;
+  CHECK(passes::compile(s, passes::CompileOptions{}).cost.lb_C2 == 0);
+}
