@@ -220,8 +220,10 @@ std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm) {
     cm.len = (m + spec.blocks - 1) / spec.blocks;
     return gen::decentralized_auto_blocks_note(spec, m, cm.beta, cm.tau, spec.blocks);
   }
-  if (spec.op != OpKind::Broadcast)
-    user_error("--blocks auto is supported for broadcast and decentralized-encode, not for '{}' (give --blocks N)",
+  // A reduce is the broadcast reversed in time: the same steps and sizes.
+  if (spec.op != OpKind::Broadcast && spec.op != OpKind::Reduce)
+    user_error("--blocks auto is supported for broadcast, reduce and decentralized-encode, not for '{}' (give "
+               "--blocks N)",
                op_name(spec.op));
   spec.blocks = gen::circulant_auto_blocks(spec.K, m, cm.beta, cm.tau);
   cm.len = (m + spec.blocks - 1) / spec.blocks;
@@ -267,7 +269,7 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
          sf.blocks = static_cast<uint32_t>(n);
        },
        "blocks per buffer (n >= 1) of the block collectives and of encode / decentralized-encode (each x_k in n "
-       "blocks; the decentralized grid streams its rows, docs/decentralized.md), or auto (broadcast: n from "
+       "blocks; the decentralized grid streams its rows, docs/decentralized.md), or auto (broadcast, reduce: n from "
        "--beta/--tau/--cost-len, the whole message's length; see docs/circulant.md; decentralized-encode: n "
        "for the streamed rows, docs/decentralized.md)")
       ->default_str("1");

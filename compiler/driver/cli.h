@@ -74,7 +74,7 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app);
 // until resolve_auto_blocks() picks n.
 // `max_ranks`: kMaxPlanRanks, or kMaxRankLocalRanks for `compile --rank`.
 Spec build_spec(const SpecFlags& sf, uint32_t max_ranks = kMaxPlanRanks);
-// --blocks auto (broadcast; decentralized-encode through
+// --blocks auto (broadcast and reduce; decentralized-encode through
 // gen::decentralized_auto_blocks): n minimising the circulant broadcast's
 // modeled time for a message of cm.len elements; cm.len becomes the block
 // length ⌈len/n⌉, the unit every generator's cost is then compared in.

@@ -189,7 +189,8 @@ int cmd_list() {
   for (const auto& g : gen::generators()) {
     std::string ops;
     for (OpKind op : g.ops) ops += std::string(ops.empty() ? "" : ",") + op_name(op);
-    std::cout << fmt::format("  {:<20} [{}] {}\n", g.name, ops, g.description);
+    std::cout << fmt::format("  {:<20} [{}] {}{}\n", g.name, ops, g.description,
+                             g.build_rank ? " (compile --rank: one rank alone)" : "");
   }
   std::cout << "passes:\n";
   for (const auto& p : passes::pass_registry())

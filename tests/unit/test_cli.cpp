@@ -279,8 +279,13 @@ TEST_CASE("cli: decentralized encode with codes, generator files, JSON round tri
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("blocks auto: the streamed row phase on rows of 16 ranks") != std::string::npos);
+  r = cli("compile --op reduce --K 100 --blocks auto --beta 100 --tau 1 --cost-len 100000 -q");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("algorithm=circulant-reduce n=80 (blocks auto") != std::string::npos);
+  r = cli("list");
+  CHECK(r.output.find("(compile --rank: one rank alone)") != std::string::npos);
   expect_error("compile --op decentralized-encode --N 40 --K 4 --blocks 100000", 2, "blocks = 100000");
-  expect_error("compile --op allgather --K 4 --blocks auto", 2, "broadcast and decentralized-encode");
+  expect_error("compile --op allgather --K 4 --blocks auto", 2, "reduce and decentralized-encode");
   expect_error("compile --op prefix --K 4 --blocks 3", 2, "blocks = 3");
   expect_error("compile --op decentralized-encode --K 4 --p 1", 2, "--N is required");
   expect_error("compile --op decentralized-encode --N 4 --K 4", 2, "N = 4");
@@ -368,7 +373,7 @@ TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][
   INFO(sf.output);
   CHECK(sf.status == 0);
   CHECK(sf.output.find("(blocks auto") != std::string::npos);
-  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast and decentralized-encode");
+  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast, reduce and decentralized-encode");
   expect_error("compile --op broadcast --K 8 --blocks many -q", 2, "'many'");
   expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2,
                "algorithm 'circulant-broadcast' cannot compute this spec: circulant schedules use one port per processor (p = 1), got p = 2");
