@@ -2,7 +2,8 @@
 # collplan_add_plan rebuilds exactly when its spec changes: configure and
 # build a consumer of the installed package, rebuild with nothing changed
 # (the plan is not regenerated), touch a source (still not regenerated),
-# change the spec (SEED): the plan, and the program, change.
+# change the spec (SEED): the plan, and the program, change. A second target
+# compiles a decentralized RS plan in 4 blocks (N, CODE, BLOCKS arguments).
 #   rebuild_test.sh PREFIX WORKDIR CXX
 set -euo pipefail
 prefix=$1 work=$2 cxx=$3
@@ -37,4 +38,8 @@ echo "seed 2: digest $d2"
 [ "$(mtime "$plan")" != "$m1" ] || { echo "FAIL: changing the spec did not regenerate the plan"; exit 1; }
 [ "$d2" != "$d1" ] || { echo "FAIL: changing the spec did not change the compiled-in plan"; exit 1; }
 "$prefix/bin/collplan" check "$plan" >/dev/null
-echo "PASS: rebuilt exactly when the spec changed"
+# The decentralized plan (N, CODE, BLOCKS) built, has its shape, and checks.
+coded=$("$b/coded") || { echo "FAIL: the decentralized plan's generated code has the wrong shape: $coded"; exit 1; }
+grep -q "decentralized-encode" <<<"$coded" || { echo "FAIL: coded built another plan: $coded"; exit 1; }
+"$prefix/bin/collplan" check "$b/collplan/rs/rs.cplan" >/dev/null
+echo "PASS: rebuilt exactly when the spec changed; the decentralized plan in blocks built and checks"
