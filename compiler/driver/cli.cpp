@@ -213,6 +213,14 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
   return s;
 }
 
+std::vector<std::string> pass_list(const std::string& csv) {
+  std::vector<std::string> out;
+  if (csv == "none" || csv.empty()) return out;
+  std::stringstream ss(csv);
+  for (std::string p; std::getline(ss, p, ',');) out.push_back(p);
+  return out;
+}
+
 std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm) {
   const uint64_t m = cm.len;
   if (spec.op == OpKind::DecentralizedEncode) {

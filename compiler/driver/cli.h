@@ -73,6 +73,8 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app);
 // The validated spec the flags describe. With --blocks auto, blocks = 1
 // until resolve_auto_blocks() picks n.
 // `max_ranks`: kMaxPlanRanks, or kMaxRankLocalRanks for `compile --rank`.
+// `--passes`: the comma-separated names in order; "none" or "" is no pass.
+std::vector<std::string> pass_list(const std::string& csv);
 Spec build_spec(const SpecFlags& sf, uint32_t max_ranks = kMaxPlanRanks);
 // --blocks auto (broadcast and reduce; decentralized-encode through
 // gen::decentralized_auto_blocks): n minimising the circulant broadcast's

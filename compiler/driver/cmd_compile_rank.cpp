@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -27,25 +26,19 @@ namespace collplan::cli {
 
 namespace {
 
-bool computes(const gen::GeneratorInfo& g, OpKind op) {
-  for (OpKind o : g.ops)
-    if (o == op) return true;
-  return false;
-}
-
 // The generator --algorithm names, or `auto` picks, when it can build one
 // rank alone; UserError naming the generators that can otherwise.
 const gen::GeneratorInfo& rank_generator(const Spec& spec, const std::string& algorithm, const gen::CostModel& m) {
   const std::string can = gen::rank_local_generator_names();
   if (algorithm != "auto") {
     const gen::GeneratorInfo& g = gen::find_generator(algorithm);
-    if (!computes(g, spec.op)) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
+    if (!g.computes(spec.op)) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
     if (!g.build_rank)
       user_error("--rank: algorithm '{}' cannot compile one rank alone (generators that can: {})", g.name, can);
     return g;
   }
   bool any = false;
-  for (const auto& g : gen::generators()) any |= g.build_rank && computes(g, spec.op);
+  for (const auto& g : gen::generators()) any |= g.build_rank && g.computes(spec.op);
   if (!any)
     user_error("--rank: no generator that compiles one rank alone computes '{}' (generators that can: {})",
                op_name(spec.op), can);
@@ -87,11 +80,7 @@ int cmd_compile_rank(const RankCompileArgs& a) {
 
   // Passes: the per-rank ones of the default pipeline, or exactly those asked
   // for (each must be per-rank: checked before building anything).
-  std::vector<std::string> passes;
-  if (a.passes_csv != "none" && !a.passes_csv.empty()) {
-    std::stringstream ss(a.passes_csv);
-    for (std::string p; std::getline(ss, p, ',');) passes.push_back(p);
-  }
+  std::vector<std::string> passes = pass_list(a.passes_csv);
   std::vector<std::string> log;
   if (!a.passes_given) {
     const std::vector<std::string> kept = passes::per_rank_passes(passes);

@@ -9,7 +9,6 @@
 #include <iostream>
 #include <optional>
 #include <random>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -89,11 +88,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
   passes::CompileOptions opt;
   opt.algorithm = algorithm;
   opt.cost_model = m;
-  opt.passes.clear();
-  if (passes_csv != "none" && !passes_csv.empty()) {
-    std::stringstream ss(passes_csv);
-    for (std::string p; std::getline(ss, p, ',');) opt.passes.push_back(p);
-  }
+  opt.passes = pass_list(passes_csv);
   auto res = passes::compile(spec, opt);
   res.plan.spec.algorithm += blocks_note;  // how n was chosen travels with the plan
   if (!quiet)

@@ -41,13 +41,11 @@ ir::Program allgather_rank(const ir::Plan& ctx, const Circulant& c, uint32_t r) 
   return prog;
 }
 
+constexpr CirculantAlgorithm kAllgather{OpKind::Allgather, "circulant-allgather", false, allgather_rank};
+
 }  // namespace
 
-ir::Plan circulant_allgather(const Spec& spec) {
-  validate_circulant_spec(spec, OpKind::Allgather, "circulant-allgather");
-  const Circulant c(spec.K);
-  return circulant_whole_plan(spec, c.q(), [&](const ir::Plan& ctx, uint32_t r) { return allgather_rank(ctx, c, r); });
-}
+ir::Plan circulant_allgather(const Spec& spec) { return circulant_whole_plan(spec, kAllgather); }
 
 ir::RankPlan circulant_allgather_local(const Spec& spec, uint32_t rank) {
   // Not the rank-local limit: one rank's program already has K·n outputs.
@@ -55,10 +53,7 @@ ir::RankPlan circulant_allgather_local(const Spec& spec, uint32_t rank) {
     user_error("circulant-allgather: K = {} is too large for a rank-local compile too (at most {}): every rank's "
                "program holds all K*n = {} gathered blocks as outputs, so one rank is as large as K",
                spec.K, kMaxPlanRanks, uint64_t{spec.K} * spec.blocks);
-  validate_circulant_spec(spec, OpKind::Allgather, "circulant-allgather");
-  const Circulant c(spec.K);
-  return circulant_rank_plan(spec, c.q(), rank,
-                             [&](const ir::Plan& ctx, uint32_t r) { return allgather_rank(ctx, c, r); });
+  return circulant_rank_plan(spec, kAllgather, rank, kMaxPlanRanks);
 }
 
 PostalSplitCost circulant_allgather_cost(const Spec& spec) {

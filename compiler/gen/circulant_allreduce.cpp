@@ -52,19 +52,14 @@ ir::Program allreduce_rank(const ir::Plan& ctx, const Circulant& c, uint32_t r) 
   return prog;
 }
 
+constexpr CirculantAlgorithm kAllreduce{OpKind::Allreduce, "circulant-allreduce", false, allreduce_rank};
+
 }  // namespace
 
-ir::Plan circulant_allreduce(const Spec& spec) {
-  validate_circulant_spec(spec, OpKind::Allreduce, "circulant-allreduce");
-  const Circulant c(spec.K);
-  return circulant_whole_plan(spec, c.q(), [&](const ir::Plan& ctx, uint32_t r) { return allreduce_rank(ctx, c, r); });
-}
+ir::Plan circulant_allreduce(const Spec& spec) { return circulant_whole_plan(spec, kAllreduce); }
 
 ir::RankPlan circulant_allreduce_local(const Spec& spec, uint32_t rank) {
-  validate_circulant_spec(spec, OpKind::Allreduce, "circulant-allreduce", kMaxRankLocalRanks);
-  const Circulant c(spec.K);
-  return circulant_rank_plan(spec, c.q(), rank,
-                             [&](const ir::Plan& ctx, uint32_t r) { return allreduce_rank(ctx, c, r); });
+  return circulant_rank_plan(spec, kAllreduce, rank, kMaxRankLocalRanks);
 }
 
 PostalSplitCost circulant_allreduce_cost(const Spec& spec) {

@@ -52,18 +52,14 @@ ir::Program circulant_broadcast_rank(const ir::Plan& ctx, const Circulant& c, ui
   return prog;
 }
 
-ir::Plan circulant_broadcast(const Spec& spec) {
-  validate_circulant_spec(spec, OpKind::Broadcast, "circulant-broadcast");
-  const Circulant c(spec.K);
-  return circulant_whole_plan(spec, spec.blocks - 1 + c.q(),
-                              [&](const ir::Plan& ctx, uint32_t r) { return circulant_broadcast_rank(ctx, c, r); });
-}
+namespace {
+constexpr CirculantAlgorithm kBroadcast{OpKind::Broadcast, "circulant-broadcast", true, circulant_broadcast_rank};
+}  // namespace
+
+ir::Plan circulant_broadcast(const Spec& spec) { return circulant_whole_plan(spec, kBroadcast); }
 
 ir::RankPlan circulant_broadcast_local(const Spec& spec, uint32_t rank) {
-  validate_circulant_spec(spec, OpKind::Broadcast, "circulant-broadcast", kMaxRankLocalRanks);
-  const Circulant c(spec.K);
-  return circulant_rank_plan(spec, spec.blocks - 1 + c.q(), rank,
-                             [&](const ir::Plan& ctx, uint32_t r) { return circulant_broadcast_rank(ctx, c, r); });
+  return circulant_rank_plan(spec, kBroadcast, rank, kMaxRankLocalRanks);
 }
 
 PostalSplitCost circulant_broadcast_cost(const Spec& spec) {

@@ -48,6 +48,26 @@ ir::RankPlan circulant_rank_plan(const Spec& spec, uint32_t num_steps, uint32_t 
 }
 
 namespace {
+uint32_t circulant_steps(const Spec& spec, const CirculantAlgorithm& alg, const Circulant& c) {
+  return (alg.pipelined ? spec.blocks - 1 : 0) + c.q();
+}
+}  // namespace
+
+ir::Plan circulant_whole_plan(const Spec& spec, const CirculantAlgorithm& alg) {
+  validate_circulant_spec(spec, alg.op, alg.name);
+  const Circulant c(spec.K);
+  return circulant_whole_plan(spec, circulant_steps(spec, alg, c),
+                              [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, c, r); });
+}
+
+ir::RankPlan circulant_rank_plan(const Spec& spec, const CirculantAlgorithm& alg, uint32_t rank, uint32_t max_ranks) {
+  validate_circulant_spec(spec, alg.op, alg.name, max_ranks);
+  const Circulant c(spec.K);
+  return circulant_rank_plan(spec, circulant_steps(spec, alg, c), rank,
+                             [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, c, r); });
+}
+
+namespace {
 double bcast_time(uint32_t q, uint64_t m, double beta, double tau, uint64_t n) {
   const uint64_t len = (m + n - 1) / n;
   return static_cast<double>(n - 1 + q) * (beta + static_cast<double>(len) * tau);

@@ -56,6 +56,20 @@ ir::Plan circulant_whole_plan(const Spec& spec, uint32_t num_steps, const Circul
 ir::RankPlan circulant_rank_plan(const Spec& spec, uint32_t num_steps, uint32_t rank,
                                  const CirculantRankBuilder& build);
 
+// A generator whose ranks need only their own schedule (all but
+// allgatherv): its operation and name, its step count (n − 1 + q when the n
+// blocks are pipelined, else q) and its per-rank builder.
+struct CirculantAlgorithm {
+  OpKind op;
+  const char* name;
+  bool pipelined;
+  ir::Program (*rank)(const ir::Plan& ctx, const Circulant& c, uint32_t rank);
+};
+// The spec checked (validate_circulant_spec) and the whole plan built.
+ir::Plan circulant_whole_plan(const Spec& spec, const CirculantAlgorithm& alg);
+// The spec checked against max_ranks and rank `rank` built alone.
+ir::RankPlan circulant_rank_plan(const Spec& spec, const CirculantAlgorithm& alg, uint32_t rank, uint32_t max_ranks);
+
 // Broadcast: rank `rank`'s program alone, from its own schedule (O(q³)
 // time, independent of the other ranks) — what a device or an MPI process
 // would build for itself. `ctx` is any plan with ctx.spec == spec (its ranks

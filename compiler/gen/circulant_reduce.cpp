@@ -50,20 +50,14 @@ ir::Program reduce_rank(const ir::Plan& ctx, const Circulant& c, uint32_t r) {
   return prog;
 }
 
+constexpr CirculantAlgorithm kReduce{OpKind::Reduce, "circulant-reduce", true, reduce_rank};
+
 }  // namespace
 
-ir::Plan circulant_reduce(const Spec& spec) {
-  validate_circulant_spec(spec, OpKind::Reduce, "circulant-reduce");
-  const Circulant c(spec.K);
-  return circulant_whole_plan(spec, spec.blocks - 1 + c.q(),
-                              [&](const ir::Plan& ctx, uint32_t r) { return reduce_rank(ctx, c, r); });
-}
+ir::Plan circulant_reduce(const Spec& spec) { return circulant_whole_plan(spec, kReduce); }
 
 ir::RankPlan circulant_reduce_local(const Spec& spec, uint32_t rank) {
-  validate_circulant_spec(spec, OpKind::Reduce, "circulant-reduce", kMaxRankLocalRanks);
-  const Circulant c(spec.K);
-  return circulant_rank_plan(spec, spec.blocks - 1 + c.q(), rank,
-                             [&](const ir::Plan& ctx, uint32_t r) { return reduce_rank(ctx, c, r); });
+  return circulant_rank_plan(spec, kReduce, rank, kMaxRankLocalRanks);
 }
 
 PostalSplitCost circulant_reduce_cost(const Spec& spec) {

@@ -3,12 +3,13 @@
 #include "gen/decentralized_build.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "gen/circulant_plans.h"
 #include "gen/registry.h"
-#include "gen/trees.h"
 #include "matrix/postcondition.h"
 #include "passes/cost.h"
 #include "passes/drop_zeros.h"
@@ -37,27 +38,48 @@ ir::Plan block_encode(const Spec& block, const CostModel& cm) {
 
 namespace {
 
-// The longest row of the plan auto would stream, and how many outputs the
-// spec has (for the checker's limit).
-uint32_t streamed_row(const Spec& s) {
-  const uint32_t K = s.K, R = s.N - s.K;
-  if (!decentralized_systematic(s)) return s.N / K;  // grouped: x_i to each of the ⌊N/K⌋ groups
-  return K >= R ? (K + R - 1) / R + 1 : (R + K - 1) / K + 1;
+// The schedules a row of a decentralized plan can take: the (p+1)-nomial
+// tree of whole vectors, and for n > 1 blocks the pipelined chain and the
+// circulant schedule. Their registry estimates are their closed forms, and
+// registry order (tree, pipelined, circulant) breaks ties.
+bool row_schedule(const GeneratorInfo& g, uint32_t n) {
+  if (g.name.starts_with("tree-")) return true;
+  return n > 1 && (g.name.starts_with("pipelined-") || g.name.starts_with("circulant-"));
 }
 
-// Modeled time of the cheapest row schedule for g ranks, n blocks of
-// ⌈m/n⌉ elements (closed forms of gen/trees.h and gen/circulant_plans.h).
-double row_time(uint32_t g, uint32_t n, uint32_t p, uint32_t lambda, uint64_t m, double beta, double tau) {
-  if (g < 2) return 0;
-  const double len = static_cast<double>((m + n - 1) / n);
-  auto t = [&](uint64_t C1, uint64_t C2) { return C1 * beta + static_cast<double>(C2) * len * tau; };
-  const uint32_t L = nomial_rounds(g, p), D = pary_depth(g, p);
-  double best = t(uint64_t{lambda} * L, uint64_t{n} * L);
-  if (n > 1) best = std::min(best, t(n - 1 + uint64_t{D} * lambda, n + uint64_t{D - 1} * std::min(n, lambda)));
-  if (n > 1 && p == 1 && lambda == 1) {
-    const uint32_t q = Circulant(g).q();
-    best = std::min(best, t(n - 1 + q, n - 1 + q));
-  }
+// One row's broadcast or reduce of n blocks among `size` ranks, root = local
+// rank 0, on the whole plan's machine model.
+Spec row_spec(const Spec& whole, uint32_t size, OpKind op, uint32_t n) {
+  Spec s;
+  s.op = op;
+  s.K = size;
+  s.p = whole.p;
+  s.lambda = whole.lambda;
+  s.field = whole.field;
+  s.root = 0;
+  s.blocks = n;
+  return s;
+}
+
+std::vector<Candidate> row_candidates(const Spec& row, const CostModel& cm) {
+  return candidates(row, cm, [n = row.blocks](const GeneratorInfo& g) { return row_schedule(g, n); });
+}
+
+// The longest row of the plan auto would stream, and what it does there.
+std::pair<uint32_t, OpKind> streamed_row(const Spec& s) {
+  const uint32_t K = s.K, R = s.N - s.K;
+  if (!decentralized_systematic(s)) return {s.N / K, OpKind::Broadcast};  // grouped: x_i to each of ⌊N/K⌋ groups
+  if (K >= R) return {(K + R - 1) / R + 1, OpKind::Reduce};
+  return {(R + K - 1) / K + 1, OpKind::Broadcast};
+}
+
+// Modeled time of the cheapest row schedule for `size` ranks, n blocks of
+// ⌈m/n⌉ elements.
+double row_time(const Spec& whole, uint32_t size, OpKind op, uint32_t n, uint64_t m, double beta, double tau) {
+  if (size < 2) return 0;
+  double best = std::numeric_limits<double>::infinity();
+  for (const Candidate& c : row_candidates(row_spec(whole, size, op, n), CostModel{beta, tau, (m + n - 1) / n}))
+    if (c.why_not.empty()) best = std::min(best, c.time);
   return best;
 }
 
@@ -74,12 +96,12 @@ uint32_t decentralized_auto_blocks(const Spec& spec, uint64_t m, double beta, do
   validate_spec_basics(spec);
   if (m == 0) user_error("--blocks auto: the message length (--cost-len) must be >= 1 element");
   if (!(beta >= 0) || !(tau >= 0)) user_error("--blocks auto: beta = {} and tau = {} must be >= 0", beta, tau);
-  const uint32_t g = streamed_row(spec);
+  const auto [g, op] = streamed_row(spec);
   const uint64_t top = std::min<uint64_t>({m, kCirculantMaxAutoBlocks, blocks_limit(spec)});
   uint32_t best = 1;
-  double best_time = row_time(g, 1, spec.p, spec.lambda, m, beta, tau);
+  double best_time = row_time(spec, g, op, 1, m, beta, tau);
   for (uint32_t n = 2; n <= top; ++n)
-    if (const double t = row_time(g, n, spec.p, spec.lambda, m, beta, tau); t < best_time) {
+    if (const double t = row_time(spec, g, op, n, m, beta, tau); t < best_time) {
       best = n;
       best_time = t;
     }
@@ -88,7 +110,7 @@ uint32_t decentralized_auto_blocks(const Spec& spec, uint64_t m, double beta, do
 
 std::string decentralized_auto_blocks_note(const Spec& spec, uint64_t m, double beta, double tau, uint32_t n) {
   return fmt::format(" n={} (blocks auto: the streamed row phase on rows of {} ranks, m={}, beta={}, tau={}, n <= {})",
-                     n, streamed_row(spec), m, beta, tau,
+                     n, streamed_row(spec).first, m, beta, tau,
                      std::min<uint64_t>({m, kCirculantMaxAutoBlocks, blocks_limit(spec)}));
 }
 
@@ -100,10 +122,7 @@ Assembly start(const Spec& spec, const char* generator) {
   if (spec.op != OpKind::DecentralizedEncode)
     user_error("{} computes 'decentralized-encode', not '{}'", generator, op_name(spec.op));
   Assembly a;
-  // The postcondition validates the spec, the matrix shape and its digest;
-  // its map is M ⊗ I_n, so the matrix is materialised once more here.
-  (void)postcondition(spec);
-  a.M = materialize(spec.matrix, spec.field);
+  a.M = coded_matrix(spec);  // the spec, the matrix's shape and its digest checked
   a.systematic = decentralized_systematic(spec);
   a.K = spec.K;
   a.N = spec.N;
@@ -130,40 +149,12 @@ std::string step_range(uint32_t from, uint32_t steps) {
 }
 
 // One group's broadcast or reduce part (root = local rank 0) of n blocks:
-// the tree for one block; for n > 1 the cheapest by the cost model of the
-// tree, the pipelined chain and (p = 1, λ = 1) the circulant schedule.
+// the row schedule of least modeled time (for one block, the tree).
 ir::Plan group_part(const Spec& whole, uint32_t size, OpKind op, const CostModel& cm) {
-  Spec s;
-  s.op = op;
-  s.K = size;
-  s.p = whole.p;
-  s.lambda = whole.lambda;
-  s.field = whole.field;
-  s.root = 0;
-  s.blocks = whole.blocks;
-  const bool bc = op == OpKind::Broadcast;
-  auto named = [&](const char* name, ir::Plan (*build)(const Spec&)) {
-    Spec t = s;
-    t.algorithm = name;
-    return build(t);
-  };
-  ir::Plan best = bc ? named("tree-broadcast", tree_broadcast) : named("tree-reduce", tree_reduce);
-  if (s.blocks == 1) return best;
-  std::vector<ir::Plan> others;
-  others.push_back(bc ? named("pipelined-broadcast", pipelined_broadcast) : named("pipelined-reduce", pipelined_reduce));
-  if (circulant_why_not(s).empty())
-    others.push_back(bc ? named("circulant-broadcast", circulant_broadcast) : named("circulant-reduce", circulant_reduce));
-  auto time = [&](const ir::Plan& p) {
-    const passes::CostReport c = passes::cost(p);
-    return cm.time(c.C1, c.C2);
-  };
-  double best_time = time(best);
-  for (ir::Plan& o : others)
-    if (const double t = time(o); t < best_time) {
-      best_time = t;
-      best = std::move(o);
-    }
-  return best;
+  Spec s = row_spec(whole, size, op, whole.blocks);
+  const GeneratorInfo& g = choose_generator(s, cm, [n = s.blocks](const GeneratorInfo& i) { return row_schedule(i, n); });
+  s.algorithm = g.name;
+  return g.build(s, cm);
 }
 
 // Places one broadcast or reduce (root = local 0) per group.
@@ -172,9 +163,13 @@ uint32_t tree_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& grou
   const uint32_t offset = a.plan.num_steps;
   uint32_t steps = 0;
   std::vector<std::string> used;  // distinct part generators, in order of first use
+  std::map<uint32_t, ir::Plan> parts;  // by group size: groups of one size take the same schedule
   for (const auto& grp : groups) {
     if (grp.size() < 2) continue;
-    const ir::Plan part = group_part(a.plan.spec, static_cast<uint32_t>(grp.size()), op, cm);
+    const uint32_t size = static_cast<uint32_t>(grp.size());
+    auto it = parts.find(size);
+    if (it == parts.end()) it = parts.emplace(size, group_part(a.plan.spec, size, op, cm)).first;
+    const ir::Plan& part = it->second;
     if (std::find(used.begin(), used.end(), part.spec.algorithm) == used.end()) used.push_back(part.spec.algorithm);
     std::vector<std::vector<Held>> in(grp.size());
     if (op == OpKind::Broadcast) {

@@ -268,7 +268,7 @@ std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm,
                                   const std::function<bool(const GeneratorInfo&)>& admit) {
   std::vector<Candidate> out;
   for (const auto& g : generators()) {
-    if (std::find(g.ops.begin(), g.ops.end(), spec.op) == g.ops.end()) continue;
+    if (!g.computes(spec.op)) continue;
     if (admit && !admit(g)) continue;
     Candidate c;
     c.generator = &g;
@@ -309,7 +309,7 @@ const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm,
     std::string have;
     for (OpKind op : all_ops())
       for (const auto& g : generators())
-        if (std::find(g.ops.begin(), g.ops.end(), op) != g.ops.end()) {
+        if (g.computes(op)) {
           have += std::string(have.empty() ? "" : ", ") + op_name(op);
           break;
         }

@@ -2,6 +2,7 @@
 // `collplan list`, the tests and the docs enumerate the same set.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ struct GeneratorInfo {
   // generators, gen/circulant_plans.h). UserError for rank >= K or a K over
   // the generator's rank-local limit. Empty: the generator cannot.
   std::function<ir::RankPlan(const Spec&, uint32_t rank)> build_rank = {};
+
+  bool computes(OpKind op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 };
 
 // One line of `collplan compile --explain`.

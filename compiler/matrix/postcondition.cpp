@@ -46,84 +46,87 @@ Matrix blockwise(const Matrix& M, uint32_t n) {
   return W;
 }
 
+// Σ counts (allgatherv, prefix with counts), range-checked.
+uint64_t total_count(const Spec& s) {
+  uint64_t total = 0;
+  for (uint32_t c : s.counts) total += c;
+  if (total == 0 || total > (1u << 24))
+    user_error("{}: total {} count {} must be in 1..16777216", op_name(s.op),
+               s.op == OpKind::Allgatherv ? "block" : "item", total);
+  return total;
+}
+
+// Rank k's counts; `total` = total_count(s) where the operation has counts.
+RankIO rank_io(const Spec& s, uint32_t k, uint64_t total) {
+  const uint32_t n = s.blocks;
+  switch (s.op) {
+    case OpKind::Encode: return {n, n};
+    case OpKind::DecentralizedEncode: {
+      const bool systematic = s.matrix.cols != s.N;
+      return {k < s.K ? n : 0, (!systematic || k >= s.K) ? n : 0};
+    }
+    case OpKind::Broadcast: return {k == s.root ? n : 0, n};
+    case OpKind::Reduce: return {n, k == s.root ? n : 0};
+    case OpKind::Allgather: return {n, s.K * n};
+    case OpKind::Allreduce: return {n, n};
+    case OpKind::Allgatherv: return {s.counts[k], static_cast<uint32_t>(total)};
+    case OpKind::Prefix:
+      if (s.counts.empty()) return {1, 1};
+      return {s.counts[k], s.counts[k]};
+  }
+  return {};
+}
+
 }  // namespace
+
+RankIO rank_io(const Spec& s, uint32_t k) {
+  validate_spec_basics(s, kMaxRankLocalRanks);
+  if (k >= num_ranks(s)) user_error("rank {} is not a processor (valid: 0..{})", k, num_ranks(s) - 1);
+  const bool counted = s.op == OpKind::Allgatherv || (s.op == OpKind::Prefix && !s.counts.empty());
+  return rank_io(s, k, counted ? total_count(s) : 0);
+}
+
+Matrix coded_matrix(const Spec& s) {
+  validate_spec_basics(s);
+  if (s.op == OpKind::Encode) {
+    check_matrix_shape(s, s.K, s.K);
+  } else if (s.op == OpKind::DecentralizedEncode) {
+    // [N, K] code, sources 0..K-1 hold x_k. The matrix's shape says which
+    // kind (the two shapes never coincide, K >= 1):
+    //   K x (N-K)  systematic, G = [I | A]: sink K+j gets Σ_k x_k A[k][j];
+    //   K x N      non-systematic G: every rank j gets Σ_k x_k G[k][j].
+    if (s.matrix.rows != s.K || (s.matrix.cols != s.N - s.K && s.matrix.cols != s.N))
+      user_error("decentralized-encode with N = {}, K = {} needs a {}x{} matrix A (systematic, G = [I | A]) or a "
+                 "{}x{} generator matrix G (non-systematic), the spec has {}x{}",
+                 s.N, s.K, s.K, s.N - s.K, s.K, s.N, s.matrix.rows, s.matrix.cols);
+  } else {
+    user_error("'{}' has no matrix (encode and decentralized-encode have one)", op_name(s.op));
+  }
+  Matrix M = materialize(s.matrix, s.field);
+  check_digest(s, M);
+  return M;
+}
 
 Postcondition postcondition(const Spec& s) {
   validate_spec_basics(s);
   Postcondition pc;
   pc.K = num_ranks(s);
   const uint32_t K = pc.K, n = s.blocks;
-  auto uniform = [&](uint32_t in, uint32_t out) {
-    pc.inputs_per_rank.assign(K, in);
-    pc.outputs_per_rank.assign(K, out);
-  };
-  switch (s.op) {
-    case OpKind::Encode: {
-      check_matrix_shape(s, K, K);
-      uniform(n, n);
-      set_offsets(pc);
-      pc.map = materialize(s.matrix, s.field);
-      check_digest(s, pc.map);
-      pc.map = blockwise(pc.map, n);
-      return pc;
-    }
-    case OpKind::DecentralizedEncode: {
-      // [N, K] code, sources 0..K-1 hold x_k. The matrix's shape says which
-      // kind (the two shapes never coincide, K >= 1):
-      //   K x (N-K)  systematic, G = [I | A]: sink K+j gets Σ_k x_k A[k][j];
-      //   K x N      non-systematic G: every rank j gets Σ_k x_k G[k][j].
-      if (s.N <= s.K) user_error("decentralized-encode needs N > K, got N = {}, K = {}", s.N, s.K);
-      const bool systematic = s.matrix.cols != s.N;
-      if (s.matrix.rows != s.K || (s.matrix.cols != s.N - s.K && s.matrix.cols != s.N))
-        user_error("decentralized-encode with N = {}, K = {} needs a {}x{} matrix A (systematic, G = [I | A]) or a "
-                   "{}x{} generator matrix G (non-systematic), the spec has {}x{}",
-                   s.N, s.K, s.K, s.N - s.K, s.K, s.N, s.matrix.rows, s.matrix.cols);
-      pc.inputs_per_rank.assign(K, 0);
-      pc.outputs_per_rank.assign(K, systematic ? 0 : n);
-      for (uint32_t k = 0; k < s.K; ++k) pc.inputs_per_rank[k] = n;
-      for (uint32_t k = s.K; k < s.N; ++k) pc.outputs_per_rank[k] = n;
-      set_offsets(pc);
-      pc.map = materialize(s.matrix, s.field);
-      check_digest(s, pc.map);
-      pc.map = blockwise(pc.map, n);
-      return pc;
-    }
-    case OpKind::Broadcast:
-    case OpKind::Reduce:
-    case OpKind::Allgather:
-    case OpKind::Allgatherv:
-    case OpKind::Allreduce:
-    case OpKind::Prefix:
-      break;
+  const bool coded = s.op == OpKind::Encode || s.op == OpKind::DecentralizedEncode;
+  const Matrix M = coded ? coded_matrix(s) : Matrix{};  // shape and digest checked first
+  const bool counted = s.op == OpKind::Allgatherv || (s.op == OpKind::Prefix && !s.counts.empty());
+  const uint64_t total = counted ? total_count(s) : 0;
+  pc.inputs_per_rank.resize(K);
+  pc.outputs_per_rank.resize(K);
+  for (uint32_t k = 0; k < K; ++k) {
+    const RankIO io = rank_io(s, k, total);
+    pc.inputs_per_rank[k] = io.inputs;
+    pc.outputs_per_rank[k] = io.outputs;
   }
-  if (s.op == OpKind::Broadcast) {
-    pc.inputs_per_rank.assign(K, 0);
-    pc.inputs_per_rank[s.root] = n;
-    pc.outputs_per_rank.assign(K, n);
-  } else if (s.op == OpKind::Reduce) {
-    pc.inputs_per_rank.assign(K, n);
-    pc.outputs_per_rank.assign(K, 0);
-    pc.outputs_per_rank[s.root] = n;
-  } else if (s.op == OpKind::Allgather) {
-    uniform(n, K * n);
-  } else if (s.op == OpKind::Allgatherv) {
-    uint64_t total = 0;
-    for (uint32_t c : s.counts) total += c;
-    if (total == 0 || total > (1u << 24)) user_error("allgatherv: total block count {} must be in 1..16777216", total);
-    pc.inputs_per_rank = s.counts;
-    pc.outputs_per_rank.assign(K, static_cast<uint32_t>(total));
-  } else if (s.op == OpKind::Allreduce) {
-    uniform(n, n);
-  } else {  // Prefix: counts[k] items at rank k (1 each when counts is empty)
-    if (s.counts.empty()) {
-      uniform(1, 1);
-    } else {
-      uint64_t total = 0;
-      for (uint32_t c : s.counts) total += c;
-      if (total == 0 || total > (1u << 24)) user_error("prefix: total item count {} must be in 1..16777216", total);
-      pc.inputs_per_rank = s.counts;
-      pc.outputs_per_rank = s.counts;
-    }
+  if (coded) {
+    set_offsets(pc);
+    pc.map = blockwise(M, n);
+    return pc;
   }
   set_offsets(pc);
   pc.map = Matrix::zeros(pc.num_inputs(), pc.num_outputs());

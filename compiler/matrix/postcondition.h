@@ -47,6 +47,20 @@ struct Postcondition {
 
 Postcondition postcondition(const Spec& spec);
 
+// Rank k's input and output counts, as postcondition(spec) has them, from
+// the spec alone and without the map (O(1); O(K) for allgatherv's Σ counts):
+// what a rank compiled alone or read alone is checked against. K may be up
+// to kMaxRankLocalRanks. UserError for a bad spec or k >= num_ranks(spec).
+struct RankIO {
+  uint32_t inputs = 0, outputs = 0;
+};
+RankIO rank_io(const Spec& spec, uint32_t k);
+
+// The matrix of an encode or decentralized-encode spec, its shape and digest
+// checked (UserError otherwise): the M of the map M ⊗ I_n, without building
+// the map.
+Matrix coded_matrix(const Spec& spec);
+
 // The direct computation the runtime is compared against: given every rank's
 // input vectors (inputs[k][i] = ℓ elements, canonical uint32), returns every
 // rank's output vectors, computed straight from the postcondition.

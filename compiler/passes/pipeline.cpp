@@ -80,9 +80,7 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   validate_spec_basics(spec);
   const gen::GeneratorInfo& g =
       opt.algorithm == "auto" ? gen::choose_generator(spec, opt.cost_model) : gen::find_generator(opt.algorithm);
-  bool computes = false;
-  for (OpKind op : g.ops) computes |= op == spec.op;
-  if (!computes) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
+  if (!g.computes(spec.op)) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
   gen::require_applicable(g, spec, opt.cost_model);
   spec.algorithm = g.name;
   for (const auto& name : opt.passes) check_pass_name(name);  // before generating anything

@@ -21,9 +21,7 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <utility>
 
 #include "ir/plan.h"
 #include "matrix/postcondition.h"
@@ -59,12 +57,6 @@ void verify_structure(const ir::Plan& plan);
 // compile --rank`), whose K may exceed a whole plan's limit.
 void verify_rank_structure(const Spec& spec, uint32_t num_steps, const ir::Program& prog,
                            uint32_t max_ranks = kMaxPlanRanks);
-// Rank k's input and output counts for the operations where they follow
-// from the spec alone (broadcast, reduce, allgather, allgatherv, allreduce,
-// prefix; matrix/postcondition.h states them) — without building the
-// postcondition, whose map has K·n columns for a broadcast. nullopt for the
-// encodes (their counts come with the matrix).
-std::optional<std::pair<uint32_t, uint32_t>> rank_io_counts(const Spec& spec, ir::Rank k);
 VerifyReport verify(const ir::Plan& plan, const VerifyOptions& opt = {});
 // The same, against a postcondition the caller already built from
 // plan.spec (the pipeline builds it once for all its verifications).
