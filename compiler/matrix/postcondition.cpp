@@ -32,12 +32,6 @@ void check_digest(const Spec& s, const Matrix& m) {
 // rank-major, block-minor numbering).
 Matrix blockwise(const Matrix& M, uint32_t n) {
   if (n == 1) return M;
-  // The map is dense: refuse before allocating what cannot be checked.
-  const uint64_t entries = uint64_t{M.rows} * M.cols * n * n;
-  if (entries > kMaxPostconditionEntries)
-    user_error("blocks = {}: the {}x{} matrix in {} blocks makes a {}-entry postcondition, over the 2^26 collplan "
-               "checks; use fewer blocks (the runtime's vector length covers long vectors)",
-               n, M.rows, M.cols, n, entries);
   Matrix W = Matrix::zeros(M.rows * n, M.cols * n);
   for (uint32_t i = 0; i < M.rows; ++i)
     for (uint32_t j = 0; j < M.cols; ++j)
@@ -102,6 +96,13 @@ Matrix coded_matrix(const Spec& s) {
   } else {
     user_error("'{}' has no matrix (encode and decentralized-encode have one)", op_name(s.op));
   }
+  // The map M ⊗ I_n is dense: refuse, before building anything, what could
+  // not be checked.
+  const uint64_t n = s.blocks, entries = uint64_t{s.matrix.rows} * s.matrix.cols * n * n;
+  if (entries > kMaxPostconditionEntries)
+    user_error("blocks = {}: the {}x{} matrix in {} blocks makes a {}-entry postcondition, over the 2^26 collplan "
+               "checks; use fewer blocks (the runtime's vector length covers long vectors)",
+               n, s.matrix.rows, s.matrix.cols, n, entries);
   Matrix M = materialize(s.matrix, s.field);
   check_digest(s, M);
   return M;
