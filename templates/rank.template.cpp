@@ -27,9 +27,12 @@ using E = Field::elem;
 constexpr uint32_t kRank = 0;
 constexpr uint32_t kNumSlots = 3;
 // The terms of every combination the code below evaluates, in order of use:
-// combination i reads kSlot[o..o+n) with coefficients kCoef[o..o+n).
+// combination i reads kSlot[o..o+n) with coefficients kCoef[o..o+n)
+// (prepared: kPrep.c[o..o+n)).
 constexpr uint8_t kSlot[] = {0, 1};
 constexpr E kCoef[] = {1, 3};
+// The coefficients prepared at compile time for the kernel this file is built with.
+constexpr collplan_embedded::Prepared<Field, sizeof(kCoef) / sizeof(kCoef[0])> kPrep(kCoef);
 // @collplan:end constants
 
 // @collplan:begin steps
@@ -39,7 +42,7 @@ bool step_1(R& r, Result* res) {
   // recv port 0 <- 1 (sent 1) -> s1
   if (!r.recv(1, 0, 1, r.row(1), 1, res)) return false;
   // s2 := s0 + 3*s1
-  r.set(r.row(2), kSlot + 0, kCoef + 0, 2);
+  r.set(r.row(2), kSlot + 0, kPrep.c + 0, 2);
   return true;
 }
 // @collplan:end steps
@@ -47,8 +50,8 @@ bool step_1(R& r, Result* res) {
 Result run(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs, size_t len,
            void* workspace) {
   Result res;
-  if (len == 0 || workspace == nullptr || (kNumInputs[kRank] != 0 && inputs == nullptr) ||
-      (kNumOutputs[kRank] != 0 && outputs == nullptr)) {
+  if (len == 0 || workspace == nullptr || (num_inputs(kRank) != 0 && inputs == nullptr) ||
+      (num_outputs(kRank) != 0 && outputs == nullptr)) {
     res.error = collplan_embedded::Error::bad_argument;
     return res;
   }

@@ -125,10 +125,13 @@ class RankEmitter {
     std::string constants = fmt::format("constexpr uint32_t kRank = {};\nconstexpr uint32_t kNumSlots = {};\n", R,
                                         prog_.num_slots);
     if (!slots_.empty()) {
-      constants += fmt::format("// {} terms: combination i reads kSlot[o..o+n) with coefficients kCoef[o..o+n).\n",
+      constants += fmt::format("// {} terms: combination i reads kSlot[o..o+n) with coefficients kCoef[o..o+n).\n"
+                               "// Each combination is one fused pass over its destination.\n",
                                slots_.size());
       constants += table(fmt::format("constexpr {} kSlot[]", slot_t), slots_);
       constants += table("constexpr E kCoef[]", coefs_);
+      constants += "// The coefficients prepared at compile time for the kernel this file is built with.\n"
+                   "constexpr collplan_embedded::Prepared<Field, sizeof(kCoef) / sizeof(kCoef[0])> kPrep(kCoef);\n";
     }
     const std::string entry = fmt::format(
         "Result rank_{}(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs, size_t len,\n"
@@ -172,7 +175,7 @@ class RankEmitter {
       slots_.push_back(t.slot);
       coefs_.push_back(t.coeff);
     }
-    return fmt::format("kSlot + {}, kCoef + {}, {}", o, o, terms.size());
+    return fmt::format("kSlot + {}, kPrep.c + {}, {}", o, o, terms.size());
   }
 
   // dst := terms (nonzero, dst not among them).
@@ -311,11 +314,17 @@ std::vector<EmittedFile> emit_cpp(const PlanView& plan, const EmitCppOptions& op
   const uint32_t K = static_cast<uint32_t>(plan.ranks.size());
   COLLPLAN_ASSERT(K == num_ranks(plan.spec), "plan view with a rank count other than its spec's");
   std::vector<uint32_t> emitted;
-  if (opt.rank) {
-    if (*opt.rank >= K) user_error("--rank {} does not exist (valid: 0..{})", *opt.rank, K - 1);
-    if (!plan.ranks[*opt.rank])
-      user_error("--rank {}: the plan file does not hold that rank's program (it is a single-rank file of another rank)", *opt.rank);
-    emitted.push_back(*opt.rank);
+  if (!opt.ranks.empty()) {
+    std::vector<uint8_t> seen(K, 0);
+    for (ir::Rank r : opt.ranks) {
+      if (r >= K) user_error("--rank {} does not exist (valid: 0..{})", r, K - 1);
+      if (seen[r]) user_error("--ranks names rank {} twice", r);
+      seen[r] = 1;
+      if (!plan.ranks[r])
+        user_error("--rank {}: the plan file does not hold that rank's program (it is a single-rank file of another rank)", r);
+      emitted.push_back(r);
+    }
+    std::sort(emitted.begin(), emitted.end());
   } else {
     for (uint32_t r = 0; r < K; ++r)
       if (plan.ranks[r]) emitted.push_back(r);
@@ -324,32 +333,26 @@ std::vector<EmittedFile> emit_cpp(const PlanView& plan, const EmitCppOptions& op
 
   const std::string header = opt.name + ".h";
   std::vector<EmittedFile> out(1);
-  std::vector<uint32_t> inputs(K, 0), outputs(K, 0), rows(K, 0), is_emitted(K, 0);
-  for (uint32_t r : emitted) is_emitted[r] = 1;
-  for (uint32_t r = 0; r < K; ++r) {
-    const ir::Program* prog = plan.ranks[r];
-    if (!prog) continue;
-    inputs[r] = static_cast<uint32_t>(prog->inputs.size());
-    outputs[r] = static_cast<uint32_t>(prog->outputs.size());
-    RankEmitter em(plan, *prog, opt.comments);
+  std::vector<uint32_t> inputs, outputs, rows;
+  std::string decls, cases;
+  for (uint32_t r : emitted) {
+    const ir::Program& prog = *plan.ranks[r];
+    inputs.push_back(static_cast<uint32_t>(prog.inputs.size()));
+    outputs.push_back(static_cast<uint32_t>(prog.outputs.size()));
+    RankEmitter em(plan, prog, opt.comments);
     auto fills = em.fills(opt.name, header);
-    rows[r] = prog->num_slots + em.stage_rows();
-    if (is_emitted[r])
-      out.push_back({fmt::format("{}_rank{}.cpp", opt.name, r), fill_template(embedded_file("rank.template.cpp"), fills)});
-  }
-
-  // The dispatch header.
-  const Spec& s = plan.spec;
-  std::string decls, cases, emitted_flags;
-  for (uint32_t r = 0; r < K; ++r) {
+    rows.push_back(prog.num_slots + em.stage_rows());
+    out.push_back({fmt::format("{}_rank{}.cpp", opt.name, r), fill_template(embedded_file("rank.template.cpp"), fills)});
     const std::string pad(std::to_string(r).size() + 32, ' ');
     decls += fmt::format(
         "collplan_embedded::Result rank_{}(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs,\n"
         "{}size_t len, void* workspace);\n",
         r, pad);
-    if (is_emitted[r]) cases += fmt::format("    case {}: return rank_{}(ch, inputs, outputs, len, workspace);\n", r, r);
-    emitted_flags += fmt::format("{}{}", r ? ", " : "", is_emitted[r] ? "true" : "false");
+    cases += fmt::format("    case {}: return rank_{}(ch, inputs, outputs, len, workspace);\n", r, r);
   }
+
+  // The dispatch header.
+  const Spec& s = plan.spec;
   std::string plan_text = fmt::format(
       "// The plan: its spec, its identity (the .cplan content hash) and its shape.\n"
       "inline constexpr char kSpec[] = \"{}\";\n"
@@ -359,16 +362,16 @@ std::vector<EmittedFile> emit_cpp(const PlanView& plan, const EmitCppOptions& op
       "inline constexpr uint32_t kNumSteps = {};\n"
       "inline constexpr uint32_t kPorts = {};\n"
       "inline constexpr uint32_t kLambda = {};\n"
-      "// Per rank: inputs and outputs (vectors of len elements each), workspace\n"
-      "// rows, and whether its source was emitted (run_rank() can call it). Ranks\n"
-      "// whose program was not available show 0 rows.\n"
-      "inline constexpr uint32_t kNumInputs[kNumRanks] = {{{}}};\n"
-      "inline constexpr uint32_t kNumOutputs[kNumRanks] = {{{}}};\n"
-      "inline constexpr uint32_t kWorkspaceRows[kNumRanks] = {{{}}};\n"
-      "inline constexpr bool kEmitted[kNumRanks] = {{{}}};\n\n"
-      "// Every rank's entry point (one source file each).\n{}",
-      spec_summary(s), plan.digest.hex(), field_type(s.field), K, plan.num_steps, s.p, s.lambda, list(inputs),
-      list(outputs), list(rows), emitted_flags, decls);
+      "// The ranks whose source was emitted, ascending, and for each (same index)\n"
+      "// its inputs and outputs (vectors of len elements each) and workspace rows.\n"
+      "inline constexpr uint32_t kNumEmitted = {};\n"
+      "inline constexpr uint32_t kEmittedRanks[kNumEmitted] = {{{}}};\n"
+      "inline constexpr uint32_t kEmittedInputs[kNumEmitted] = {{{}}};\n"
+      "inline constexpr uint32_t kEmittedOutputs[kNumEmitted] = {{{}}};\n"
+      "inline constexpr uint32_t kEmittedWorkspaceRows[kNumEmitted] = {{{}}};\n\n"
+      "// The entry point of every emitted rank (one source file each).\n{}",
+      spec_summary(s), plan.digest.hex(), field_type(s.field), K, plan.num_steps, s.p, s.lambda, emitted.size(),
+      list(emitted), list(inputs), list(outputs), list(rows), decls);
   const std::string banner = fmt::format(
       "// DO NOT EDIT — generated by collplan from {}\n"
       "// Plan digest {}. Dispatch header: {} ranks, {} emitted.\n",

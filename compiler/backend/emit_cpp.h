@@ -6,10 +6,12 @@
 //
 //   <name>.h             the dispatch header: namespace <name> with the spec
 //                        (kSpec), the plan digest (kDigest, the .cplan content
-//                        hash), the field type, per-rank input/output counts
-//                        and workspace rows, the declaration of every rank's
-//                        entry point rank_<r>(), workspace_bytes() and
-//                        run_rank() (a switch over the emitted ranks).
+//                        hash), the field type, the emitted ranks with their
+//                        input/output counts and workspace rows, the
+//                        declaration of each emitted rank's entry point
+//                        rank_<r>(), workspace_bytes() and run_rank() (a
+//                        switch over the emitted ranks). Its size grows with
+//                        the number of emitted ranks, not with K.
 //   <name>_rank<r>.cpp   rank r's program as straight-line code: one static
 //                        function per step in which the rank acts, holding
 //                        that step's sends, then receives, then ops, in plan
@@ -53,8 +55,9 @@ namespace collplan::backend {
 struct EmitCppOptions {
   // C++ namespace of the plan and prefix of the file names; a C identifier.
   std::string name = "collplan_plan";
-  // Emit only this rank's source (the header still declares every rank).
-  std::optional<ir::Rank> rank;
+  // The ranks to emit, any order, no repeats; empty: every rank whose
+  // program is available. The dispatch header describes only these ranks.
+  std::vector<ir::Rank> ranks;
   // Each statement carries the plan's text form as a comment (truncated).
   bool comments = true;
 };
@@ -76,16 +79,17 @@ struct PlanView {
 PlanView view_of(const ir::Plan& plan);  // every rank available; digest = plan_digest
 
 // The dispatch header first, then one source per emitted rank, in rank order.
-// UserError when opt.name is not an identifier, opt.rank does not exist or its
-// program is not available, or no program is available at all.
+// UserError when opt.name is not an identifier, a rank of opt.ranks does not
+// exist, repeats or has no program available, or no program is available at
+// all.
 std::vector<EmittedFile> emit_cpp(const PlanView& plan, const EmitCppOptions& opt = {});
 
 // Writes the files into `dir` (created if missing); UserError on failure.
 void write_files(const std::vector<EmittedFile>& files, const std::string& dir);
 
-// The text of an embedded file: "rank.template.cpp", "dispatch.template.h"
-// or "collplan_embedded.h" (built into the executable from templates/ and
-// runtime/embedded/). InternalError for another name.
+// The text of an embedded file: "rank.template.cpp", "dispatch.template.h",
+// "collplan_embedded.h" or "collplan_kernels.h" (built into the executable
+// from templates/ and runtime/embedded/). InternalError for another name.
 const std::string& embedded_file(const std::string& name);
 
 // Fills a template: every region from a line `// @collplan:begin NAME` to

@@ -19,9 +19,39 @@ namespace collplan::cli {
 
 namespace {
 
+// "0,2,5-7" → {0, 2, 5, 6, 7}; every rank < K. UserError naming the bad part.
+std::vector<ir::Rank> parse_rank_list(const std::string& text, uint32_t K) {
+  std::vector<ir::Rank> out;
+  size_t pos = 0;
+  const auto number = [&](const std::string& part, const std::string& digits) -> uint32_t {
+    if (digits.empty() || digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos)
+      user_error("--ranks '{}': '{}' is not a rank or a range A-B of ranks (valid ranks: 0..{})", text, part, K - 1);
+    const unsigned long long v = std::stoull(digits);
+    if (v >= K) user_error("--ranks '{}': rank {} does not exist (valid: 0..{})", text, v, K - 1);
+    return static_cast<uint32_t>(v);
+  };
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string part = text.substr(pos, comma - pos);
+    const size_t dash = part.find('-');
+    if (dash == std::string::npos) {
+      out.push_back(number(part, part));
+    } else {
+      const uint32_t a = number(part, part.substr(0, dash)), b = number(part, part.substr(dash + 1));
+      if (a > b) user_error("--ranks '{}': range '{}' runs backwards", text, part);
+      if (static_cast<size_t>(b - a) + out.size() >= (size_t{1} << 24))
+        user_error("--ranks '{}': more than 2^24 ranks; emit all ranks (omit --ranks) instead", text);
+      for (uint32_t r = a; r <= b; ++r) out.push_back(r);
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
 struct EmitFlags {
   std::string plan, dir, name = "collplan_plan";
-  std::optional<uint32_t> rank;
+  std::string ranks;  // --rank/--ranks: "3", "0,2,5-7" or "all"
   bool no_comments = false, copy_runtime = false;
 };
 
@@ -34,11 +64,11 @@ int run_emit_cpp(const EmitFlags& f) {
     // One rank's program: check what can be checked of it alone.
     ir::PlanHeader hdr;
     one = ir::read_rank(f.plan, *only, &hdr);
-    // The dispatch header declares every rank, so K is held to a whole
-    // plan's limit even for a rank compiled alone.
+    // The plan view holds a program pointer per rank, so K is held to a
+    // whole plan's limit even for a rank compiled alone.
     if (num_ranks(hdr.spec) > kMaxPlanRanks)
-      user_error("emit-cpp: {} is a rank-local file of K = {} ranks; the emitted header declares every rank, so "
-                 "emit-cpp supports K <= {}",
+      user_error("emit-cpp: {} is a rank-local file of K = {} ranks; emit-cpp reads plans of "
+                 "K <= {} ranks",
                  f.plan, num_ranks(hdr.spec), kMaxPlanRanks);
     passes::verify_rank_structure(hdr.spec, hdr.num_steps, one);
     view.spec = hdr.spec;
@@ -56,10 +86,11 @@ int run_emit_cpp(const EmitFlags& f) {
   }
   backend::EmitCppOptions opt;
   opt.name = f.name;
-  opt.rank = f.rank;
+  if (!f.ranks.empty() && f.ranks != "all") opt.ranks = parse_rank_list(f.ranks, static_cast<uint32_t>(view.ranks.size()));
   opt.comments = !f.no_comments;
   auto files = backend::emit_cpp(view, opt);
-  if (f.copy_runtime) files.push_back({"collplan_embedded.h", backend::embedded_file("collplan_embedded.h")});
+  if (f.copy_runtime)
+    for (const char* h : {"collplan_embedded.h", "collplan_kernels.h"}) files.push_back({h, backend::embedded_file(h)});
   backend::write_files(files, f.dir);
   size_t bytes = 0;
   for (const auto& file : files) bytes += file.text.size();
@@ -82,10 +113,13 @@ void add_emit_cpp_command(CLI::App& app, CommandList& cmds) {
                 "plan file (.cplan, a single-rank .cplan from `collplan extract` or `compile --rank`, or .json)")
       ->required();
   c->add_option("-o,--output", f.dir, "directory to write into (created if missing)")->required();
-  c->add_option("--rank", f.rank, "emit only this rank's source (the header still declares every rank)");
+  c->add_option("--rank,--ranks", f.ranks,
+                "emit only these ranks' sources: one rank (3), a list with ranges (0,2,5-7) or all (the default); the "
+                "dispatch header describes only the emitted ranks");
   c->add_option("--name", f.name, "C++ namespace of the plan and prefix of the file names")->capture_default_str();
   c->add_flag("--no-comments", f.no_comments, "leave out the plan's text form above each statement");
-  c->add_flag("--copy-runtime", f.copy_runtime, "also write collplan_embedded.h into the directory");
+  c->add_flag("--copy-runtime", f.copy_runtime,
+              "also write the runtime headers (collplan_embedded.h, collplan_kernels.h) into the directory");
   cmds.push_back({c, [] { return run_emit_cpp(f); }});
 }
 

@@ -3,15 +3,21 @@
 // no heap, no exceptions, no RTTI, no threads, no MPI, no other collplan
 // header. It holds
 //
-//   * portable GF region kernels for the fields collplan plans use:
+//   * the GF region kernels (collplan_kernels.h, beside this file), chosen
+//     at compile time from what the compiler targets (GFNI, AVX2, NEON,
+//     SSE2 vectors or portable scalar code), for the fields collplan uses:
 //       Gf2m<M, POLY>  GF(2^M), M = 8 or 16 (collplan: 0x11D, 0x1100B)
 //       Prime<Q>       GF(Q), Q a prime < 2^31
 //     each with elem (the storage type: 1, 2 or 4 bytes, host byte order, the
-//     runtime's buffer format) and add/mul/mad on regions;
+//     runtime's buffer format), prepared coefficients (Coef, prepare(), a
+//     constant expression) and the fused multi-source combination dot();
+//   * Prepared<F, N>, a plan's coefficients prepared at compile time;
 //   * Channel, the interface an application implements to move messages;
 //   * Rank<F>, the context the emitted per-rank functions drive: it lays out
 //     the caller's workspace (slot rows, then staging rows) and evaluates the
-//     combinations the emitted code names by offsets into its constant tables.
+//     combinations the emitted code names by offsets into its constant
+//     tables, each in one pass over its destination (or through the
+//     application's kernel hook, set_kernel_hook<F>()).
 //
 // ─── The Channel contract ───────────────────────────────────────────────────
 //
@@ -44,119 +50,19 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "collplan_kernels.h"
+
 namespace collplan_embedded {
 
-template <uint32_t M>
-struct Gf2mElem;
-template <>
-struct Gf2mElem<8> {
-  using type = uint8_t;
-};
-template <>
-struct Gf2mElem<16> {
-  using type = uint16_t;
-};
-
-// ─── scalar arithmetic ──────────────────────────────────────────────────────
-
-// a·b in GF(2^m) modulo `poly` (shift-and-add; a, b < 2^m).
-constexpr uint32_t gf2m_mul_scalar(uint32_t a, uint32_t b, uint32_t m, uint32_t poly) {
-  uint32_t r = 0;
-  const uint32_t top = 1u << m;
-  while (b != 0) {
-    if (b & 1u) r ^= a;
-    b >>= 1;
-    a <<= 1;
-    if (a & top) a ^= poly;
-  }
-  return r;
-}
-
-// ─── fields ─────────────────────────────────────────────────────────────────
-
-// GF(2^M), M ∈ {8, 16}, reduction polynomial POLY (with its x^M bit).
-// Multiplication by a constant c is linear over GF(2), so c·x is the XOR over
-// the B-bit digits d_j of x of T_j[d_j] = c·(d_j << Bj). A region call builds
-// the tables once (one XOR per entry, from the products c·x^i), then does one
-// lookup per digit per element: B = 8 (byte tables, 256 entries each) for
-// regions of at least kByteTablesFrom elements, B = 4 (nibble tables) below,
-// where building 256 entries would cost more than it saves.
-template <uint32_t M, uint32_t POLY>
-struct Gf2m {
-  static_assert(M == 8 || M == 16, "collplan_embedded: GF(2^m) for m = 8 or 16");
-  using elem = typename Gf2mElem<M>::type;
-  static constexpr size_t kByteTablesFrom = 256;
-
-  template <uint32_t B>
-  struct Tables {
-    elem t[M / B][1u << B];
-    explicit Tables(elem c) {
-      uint32_t b = c;  // c·x^(Bj+i), advanced one x at a time
-      for (uint32_t j = 0; j < M / B; ++j) {
-        t[j][0] = 0;
-        for (uint32_t i = 0; i < B; ++i) {
-          for (uint32_t v = 0; v < (1u << i); ++v) t[j][(1u << i) | v] = static_cast<elem>(t[j][v] ^ b);
-          b <<= 1;
-          if (b & (1u << M)) b ^= POLY;
-        }
-      }
-    }
-    elem operator()(elem x) const {
-      elem r = 0;
-      for (uint32_t j = 0; j < M / B; ++j) r = static_cast<elem>(r ^ t[j][(x >> (B * j)) & ((1u << B) - 1)]);
-      return r;
-    }
-  };
-
-  static void add(elem* dst, const elem* src, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<elem>(dst[i] ^ src[i]);
-  }
-  template <uint32_t B>
-  static void mul_with(elem* dst, const elem* src, elem c, size_t n) {
-    const Tables<B> tb(c);
-    for (size_t i = 0; i < n; ++i) dst[i] = tb(src[i]);
-  }
-  template <uint32_t B>
-  static void mad_with(elem* dst, const elem* src, elem c, size_t n) {
-    const Tables<B> tb(c);
-    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<elem>(dst[i] ^ tb(src[i]));
-  }
-  static void mul(elem* dst, const elem* src, elem c, size_t n) {
-    if (n >= kByteTablesFrom) mul_with<8>(dst, src, c, n);
-    else mul_with<4>(dst, src, c, n);
-  }
-  static void mad(elem* dst, const elem* src, elem c, size_t n) {
-    if (n >= kByteTablesFrom) mad_with<8>(dst, src, c, n);
-    else mad_with<4>(dst, src, c, n);
-  }
-};
-
-// GF(Q) for a prime Q < 2^31. Multiplication by a constant c is Shoup's:
-// c' = ⌊c·2^32 / Q⌋, then c·x mod Q = c·x − ⌊c'·x / 2^32⌋·Q, less Q once if
-// needed (exact for Q < 2^31).
-template <uint32_t Q>
-struct Prime {
-  static_assert(Q >= 2 && Q < (1u << 31), "collplan_embedded: prime fields need Q < 2^31");
-  using elem = uint32_t;
-  static uint32_t mulc(uint32_t c, uint64_t shoup, uint32_t x) {
-    const uint64_t hi = (shoup * x) >> 32;
-    uint32_t r = static_cast<uint32_t>(static_cast<uint64_t>(c) * x - hi * Q);
-    return r >= Q ? r - Q : r;
-  }
-  static uint32_t addq(uint32_t a, uint32_t b) {
-    const uint32_t s = a + b;  // < 2^32 since both < 2^31
-    return s >= Q ? s - Q : s;
-  }
-  static void add(elem* dst, const elem* src, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = addq(dst[i], src[i]);
-  }
-  static void mul(elem* dst, const elem* src, elem c, size_t n) {
-    const uint64_t sh = (static_cast<uint64_t>(c) << 32) / Q;
-    for (size_t i = 0; i < n; ++i) dst[i] = mulc(c, sh, src[i]);
-  }
-  static void mad(elem* dst, const elem* src, elem c, size_t n) {
-    const uint64_t sh = (static_cast<uint64_t>(c) << 32) / Q;
-    for (size_t i = 0; i < n; ++i) dst[i] = addq(dst[i], mulc(c, sh, src[i]));
+// A plan's coefficients, prepared for the kernel path of the translation
+// unit at compile time (constexpr): the emitted code holds them as
+//   constexpr Prepared<Field, N> kPrep(kCoef);
+// so they live in read-only memory and nothing is prepared at run time.
+template <class F, size_t N>
+struct Prepared {
+  typename F::Coef c[N];
+  constexpr explicit Prepared(const typename F::elem (&coef)[N]) : c{} {
+    for (size_t i = 0; i < N; ++i) c[i] = F::prepare(coef[i]);
   }
 };
 
@@ -198,6 +104,7 @@ template <class F>
 class Rank {
  public:
   using elem = typename F::elem;
+  using Coef = typename F::Coef;
 
   Rank(Channel& ch, void* workspace, size_t len, uint32_t num_slots)
       : ch_(ch), ws_(static_cast<elem*>(workspace)), len_(len), stage_(num_slots) {}
@@ -212,25 +119,20 @@ class Rank {
 
   void zero(elem* dst) { memset(dst, 0, row_bytes()); }
 
-  // dst := Σ_i coef[i]·row(slots[i]), i < n; dst is no source (the emitter
+  // dst := Σ_i co[i].c·row(slots[i]), i < n; dst is no source (the emitter
   // sends such ops through a staging row). n = 0 zeroes dst.
   template <class S>
-  void set(elem* dst, const S* slots, const elem* coef, uint32_t n) {
-    if (n == 0) {
-      memset(dst, 0, row_bytes());
+  void set(elem* dst, const S* slots, const Coef* co, uint32_t n) {
+    if (n == 1 && co[0].c == 1) {
+      memcpy(dst, row(slots[0]), row_bytes());
       return;
     }
-    if (coef[0] == 1) memcpy(dst, row(slots[0]), row_bytes());
-    else F::mul(dst, row(slots[0]), coef[0], len_);
-    acc(dst, slots + 1, coef + 1, n - 1);
+    combine(dst, slots, co, n, false);
   }
-  // dst += Σ_i coef[i]·row(slots[i]).
+  // dst += Σ_i co[i].c·row(slots[i]).
   template <class S>
-  void acc(elem* dst, const S* slots, const elem* coef, uint32_t n) {
-    for (uint32_t i = 0; i < n; ++i) {
-      if (coef[i] == 1) F::add(dst, row(slots[i]), len_);
-      else F::mad(dst, row(slots[i]), coef[i], len_);
-    }
+  void acc(elem* dst, const S* slots, const Coef* co, uint32_t n) {
+    combine(dst, slots, co, n, true);
   }
   void copy(elem* dst, const elem* src, uint32_t rows) { memmove(dst, src, rows * row_bytes()); }
 
@@ -247,6 +149,30 @@ class Rank {
   }
 
  private:
+  // Sources in chunks of kChunk (pointer arrays on the stack): each chunk is
+  // one fused pass over dst; chunks after the first accumulate.
+  static constexpr uint32_t kChunk = 32;
+  template <class S>
+  void combine(elem* dst, const S* slots, const Coef* co, uint32_t n, bool accumulate) {
+    if (n == 0) {
+      if (!accumulate) memset(dst, 0, row_bytes());
+      return;
+    }
+    const elem* src[kChunk];
+    const KernelHook<F>& hook = kernel_hook<F>;
+    for (uint32_t o = 0; o < n; o += kChunk) {
+      const uint32_t c = n - o < kChunk ? n - o : kChunk;
+      for (uint32_t i = 0; i < c; ++i) src[i] = row(slots[o + i]);
+      const bool add = accumulate || o > 0;
+      if (hook.fn != nullptr) {
+        elem coef[kChunk];
+        for (uint32_t i = 0; i < c; ++i) coef[i] = co[o + i].c;
+        if (hook.fn(hook.ctx, dst, src, coef, c, len_, add)) continue;
+      }
+      F::dot(dst, src, co + o, c, len_, add);
+    }
+  }
+
   Channel& ch_;
   elem* ws_;
   size_t len_;

@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
   const std::vector<unsigned char> input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   size_t n_in = 0, n_out = 0;
   for (uint32_t r = 0; r < plan.num_ranks; ++r) {
-    n_in += plan.num_inputs[r];
-    n_out += plan.num_outputs[r];
+    n_in += plan.num_inputs(r);
+    n_out += plan.num_outputs(r);
   }
   if (input.size() != n_in * row) {
     std::fprintf(stderr, "harness: %s holds %zu bytes, expected %zu\n", argv[2], input.size(), n_in * row);
@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
   std::vector<std::vector<uint32_t>> ws(plan.num_ranks);
   size_t in_at = 0, out_at = 0;
   for (uint32_t r = 0; r < plan.num_ranks; ++r) {
-    for (uint32_t i = 0; i < plan.num_inputs[r]; ++i, in_at += row) ins[r].push_back(input.data() + in_at);
-    for (uint32_t j = 0; j < plan.num_outputs[r]; ++j, out_at += row) outs[r].push_back(output.data() + out_at);
+    for (uint32_t i = 0; i < plan.num_inputs(r); ++i, in_at += row) ins[r].push_back(input.data() + in_at);
+    for (uint32_t j = 0; j < plan.num_outputs(r); ++j, out_at += row) outs[r].push_back(output.data() + out_at);
     // uint32_t words: aligned for every field's element type.
     ws[r].resize((plan.workspace_bytes(r, len) + 3) / 4 + 1);
   }

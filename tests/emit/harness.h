@@ -14,8 +14,8 @@ namespace collplan_test {
 struct PlanInfo {
   uint32_t num_ranks;
   size_t elem_bytes;
-  const uint32_t* num_inputs;   // per rank
-  const uint32_t* num_outputs;  // per rank
+  uint32_t (*num_inputs)(uint32_t rank);
+  uint32_t (*num_outputs)(uint32_t rank);
   size_t (*workspace_bytes)(uint32_t rank, size_t len);
   collplan_embedded::Result (*run_rank)(uint32_t rank, collplan_embedded::Channel& ch, const void* const* inputs,
                                         void* const* outputs, size_t len, void* workspace);

@@ -7,10 +7,12 @@ namespace collplan_test {
 
 namespace {
 size_t workspace(uint32_t rank, size_t len) { return collplan_plan::workspace_bytes(rank, len); }
+uint32_t inputs(uint32_t rank) { return collplan_plan::num_inputs(rank); }
+uint32_t outputs(uint32_t rank) { return collplan_plan::num_outputs(rank); }
 }  // namespace
 
 PlanInfo plan_info() {
-  return {collplan_plan::kNumRanks, collplan_plan::kElemBytes, collplan_plan::kNumInputs, collplan_plan::kNumOutputs,
+  return {collplan_plan::kNumRanks, collplan_plan::kElemBytes, &inputs, &outputs,
           &workspace, &collplan_plan::run_rank};
 }
 

@@ -206,17 +206,27 @@ TEST_CASE("emit-cpp: bad names and ranks are user errors naming the value", "[em
   o.name = "9lives";
   CHECK_THROWS_WITH(backend::emit_cpp(backend::view_of(plan), o), Catch::Contains("'9lives'"));
   o.name = "ok";
-  o.rank = 4;
+  o.ranks = {4};
   CHECK_THROWS_WITH(backend::emit_cpp(backend::view_of(plan), o), Catch::Contains("--rank 4 does not exist (valid: 0..3)"));
-  o.rank = 2;
+  o.ranks = {1, 1};
+  CHECK_THROWS_WITH(backend::emit_cpp(backend::view_of(plan), o), Catch::Contains("names rank 1 twice"));
+  o.ranks = {2};
   const auto files = backend::emit_cpp(backend::view_of(plan), o);
   REQUIRE(files.size() == 2);
   CHECK(files[0].name == "ok.h");
   CHECK(files[1].name == "ok_rank2.cpp");
-  // The header still declares every rank but dispatches only the emitted one.
-  CHECK(files[0].text.find("rank_3(") != std::string::npos);
+  // The header describes and dispatches only the emitted rank.
+  CHECK(files[0].text.find("rank_3(") == std::string::npos);
   CHECK(files[0].text.find("case 3:") == std::string::npos);
   CHECK(files[0].text.find("case 2:") != std::string::npos);
+  CHECK(files[0].text.find("kEmittedRanks[kNumEmitted] = {2};") != std::string::npos);
+  // A subset, given in any order, is emitted in rank order.
+  o.ranks = {3, 0};
+  const auto two = backend::emit_cpp(backend::view_of(plan), o);
+  REQUIRE(two.size() == 3);
+  CHECK(two[1].name == "ok_rank0.cpp");
+  CHECK(two[2].name == "ok_rank3.cpp");
+  CHECK(two[0].text.find("kEmittedRanks[kNumEmitted] = {0, 3};") != std::string::npos);
 }
 
 TEST_CASE("emit-cpp: golden emitted sources (K=4 encode, K=5 lambda=2 broadcast)", "[emit][golden]") {
@@ -507,7 +517,7 @@ TEST_CASE("emit-cpp CLI: one rank, self-contained directory, compiles alone, bad
   auto r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --rank 5 --name dev --copy-runtime");
   INFO(r.output);
   REQUIRE(r.status == 0);
-  CHECK(r.output.find("wrote 3 files") != std::string::npos);
+  CHECK(r.output.find("wrote 4 files") != std::string::npos);  // header, rank 5, the two runtime headers
   REQUIRE(fs::exists(d / "out" / "dev_rank5.cpp"));
   CHECK_FALSE(fs::exists(d / "out" / "dev_rank4.cpp"));
   const std::string cmd = cxx() + " -O2 -I" + out + " -c " + (d / "out" / "dev_rank5.cpp").string() + " -o " + (d / "r5.o").string();
@@ -516,7 +526,21 @@ TEST_CASE("emit-cpp CLI: one rank, self-contained directory, compiles alone, bad
   CHECK(r.status == 0);
   r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --rank 9");
   CHECK(r.status == 2);
-  CHECK(r.output.find("--rank 9 does not exist (valid: 0..8)") != std::string::npos);
+  CHECK(r.output.find("rank 9 does not exist (valid: 0..8)") != std::string::npos);
+  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --ranks 1,3-x");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("'3-x' is not a rank or a range A-B of ranks (valid ranks: 0..8)") != std::string::npos);
+  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --ranks 5-2");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("range '5-2' runs backwards") != std::string::npos);
+  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --ranks 2,0-3");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("names rank 2 twice") != std::string::npos);
+  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --ranks 0,2,4-5 --name sub");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  for (int k : {0, 2, 4, 5}) CHECK(fs::exists(d / "out" / ("sub_rank" + std::to_string(k) + ".cpp")));
+  CHECK_FALSE(fs::exists(d / "out" / "sub_rank3.cpp"));
   r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --name a-b");
   CHECK(r.status == 2);
   CHECK(r.output.find("'a-b' is not a C++ identifier") != std::string::npos);

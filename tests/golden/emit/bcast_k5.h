@@ -17,15 +17,15 @@ inline constexpr uint32_t kNumRanks = 5;
 inline constexpr uint32_t kNumSteps = 4;
 inline constexpr uint32_t kPorts = 1;
 inline constexpr uint32_t kLambda = 2;
-// Per rank: inputs and outputs (vectors of len elements each), workspace
-// rows, and whether its source was emitted (run_rank() can call it). Ranks
-// whose program was not available show 0 rows.
-inline constexpr uint32_t kNumInputs[kNumRanks] = {0, 2, 0, 0, 0};
-inline constexpr uint32_t kNumOutputs[kNumRanks] = {2, 2, 2, 2, 2};
-inline constexpr uint32_t kWorkspaceRows[kNumRanks] = {2, 2, 2, 2, 2};
-inline constexpr bool kEmitted[kNumRanks] = {true, true, true, true, true};
+// The ranks whose source was emitted, ascending, and for each (same index)
+// its inputs and outputs (vectors of len elements each) and workspace rows.
+inline constexpr uint32_t kNumEmitted = 5;
+inline constexpr uint32_t kEmittedRanks[kNumEmitted] = {0, 1, 2, 3, 4};
+inline constexpr uint32_t kEmittedInputs[kNumEmitted] = {0, 2, 0, 0, 0};
+inline constexpr uint32_t kEmittedOutputs[kNumEmitted] = {2, 2, 2, 2, 2};
+inline constexpr uint32_t kEmittedWorkspaceRows[kNumEmitted] = {2, 2, 2, 2, 2};
 
-// Every rank's entry point (one source file each).
+// The entry point of every emitted rank (one source file each).
 collplan_embedded::Result rank_0(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs,
                                  size_t len, void* workspace);
 collplan_embedded::Result rank_1(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs,
@@ -39,15 +39,36 @@ collplan_embedded::Result rank_4(collplan_embedded::Channel& ch, const void* con
 
 inline constexpr size_t kElemBytes = sizeof(Field::elem);
 
+// Position of `rank` in kEmittedRanks, or kNumEmitted when it was not
+// emitted (binary search: the list is ascending).
+constexpr uint32_t emitted_index(uint32_t rank) {
+  uint32_t lo = 0, hi = kNumEmitted;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (kEmittedRanks[mid] < rank) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < kNumEmitted && kEmittedRanks[lo] == rank ? lo : kNumEmitted;
+}
+// Whether rank `rank`'s source was emitted (run_rank() can call it).
+constexpr bool emitted(uint32_t rank) { return emitted_index(rank) < kNumEmitted; }
+// Inputs, outputs and workspace rows of an emitted rank (0 for another).
+constexpr uint32_t num_inputs(uint32_t rank) { return emitted(rank) ? kEmittedInputs[emitted_index(rank)] : 0; }
+constexpr uint32_t num_outputs(uint32_t rank) { return emitted(rank) ? kEmittedOutputs[emitted_index(rank)] : 0; }
+constexpr uint32_t workspace_rows(uint32_t rank) {
+  return emitted(rank) ? kEmittedWorkspaceRows[emitted_index(rank)] : 0;
+}
+
 // Bytes of workspace rank `rank` needs for vectors of `len` elements (0 for
-// a rank that does not exist). Align it for Field::elem (4 bytes suffice).
+// a rank that was not emitted). Align it for Field::elem (4 bytes suffice).
 constexpr size_t workspace_bytes(uint32_t rank, size_t len) {
-  return rank < kNumRanks ? static_cast<size_t>(kWorkspaceRows[rank]) * len * kElemBytes : 0;
+  return static_cast<size_t>(workspace_rows(rank)) * len * kElemBytes;
 }
 
 // Runs rank `rank`'s program once: inputs[i] is its i-th input vector,
 // outputs[j] its j-th output, each `len` field elements (kElemBytes each,
 // host byte order); `workspace` holds workspace_bytes(rank, len) bytes.
+// A rank that was not emitted gives Error::bad_argument.
 inline collplan_embedded::Result run_rank(uint32_t rank, collplan_embedded::Channel& ch, const void* const* inputs,
                                           void* const* outputs, size_t len, void* workspace) {
   switch (rank) {

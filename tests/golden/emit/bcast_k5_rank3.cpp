@@ -23,8 +23,8 @@ bool step_3(R& r, Result* res) {
 Result run(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs, size_t len,
            void* workspace) {
   Result res;
-  if (len == 0 || workspace == nullptr || (kNumInputs[kRank] != 0 && inputs == nullptr) ||
-      (kNumOutputs[kRank] != 0 && outputs == nullptr)) {
+  if (len == 0 || workspace == nullptr || (num_inputs(kRank) != 0 && inputs == nullptr) ||
+      (num_outputs(kRank) != 0 && outputs == nullptr)) {
     res.error = collplan_embedded::Error::bad_argument;
     return res;
   }

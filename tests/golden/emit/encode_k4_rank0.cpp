@@ -14,12 +14,15 @@ using E = Field::elem;
 constexpr uint32_t kRank = 0;
 constexpr uint32_t kNumSlots = 3;
 // 5 terms: combination i reads kSlot[o..o+n) with coefficients kCoef[o..o+n).
+// Each combination is one fused pass over its destination.
 constexpr uint8_t kSlot[] = {
     0, 1, 0, 1, 0,
 };
 constexpr E kCoef[] = {
     215, 78, 2, 230, 1,
 };
+// The coefficients prepared at compile time for the kernel this file is built with.
+constexpr collplan_embedded::Prepared<Field, sizeof(kCoef) / sizeof(kCoef[0])> kPrep(kCoef);
 
 bool step_1(R& r, Result* res) {
   // send port 0 -> 1 [s0]
@@ -27,9 +30,9 @@ bool step_1(R& r, Result* res) {
   // recv port 0 <- 3 (sent 1) -> s1
   if (!r.recv(1, 0, 3, r.row(1), 1, res)) return false;
   // s2 := 215*s0 + 78*s1
-  r.set(r.row(2), kSlot + 0, kCoef + 0, 2);
+  r.set(r.row(2), kSlot + 0, kPrep.c + 0, 2);
   // s0 := 2*s0 + 230*s1
-  r.set(r.stage(0), kSlot + 2, kCoef + 2, 2);
+  r.set(r.stage(0), kSlot + 2, kPrep.c + 2, 2);
   r.copy(r.row(0), r.stage(0), 1);
   return true;
 }
@@ -40,15 +43,15 @@ bool step_2(R& r, Result* res) {
   // recv port 0 <- 2 (sent 2) -> s0
   if (!r.recv(2, 0, 2, r.row(0), 1, res)) return false;
   // s2 := s2 + s0
-  r.acc(r.row(2), kSlot + 4, kCoef + 4, 1);
+  r.acc(r.row(2), kSlot + 4, kPrep.c + 4, 1);
   return true;
 }
 
 Result run(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs, size_t len,
            void* workspace) {
   Result res;
-  if (len == 0 || workspace == nullptr || (kNumInputs[kRank] != 0 && inputs == nullptr) ||
-      (kNumOutputs[kRank] != 0 && outputs == nullptr)) {
+  if (len == 0 || workspace == nullptr || (num_inputs(kRank) != 0 && inputs == nullptr) ||
+      (num_outputs(kRank) != 0 && outputs == nullptr)) {
     res.error = collplan_embedded::Error::bad_argument;
     return res;
   }

@@ -9,7 +9,7 @@ int main() {
   bool ok = rs::kNumRanks == 16;
   for (uint32_t r = 0; r < rs::kNumRanks; ++r) {
     const bool source = r < 12;
-    ok = ok && rs::kNumInputs[r] == (source ? 4u : 0u) && rs::kNumOutputs[r] == (source ? 0u : 4u);
+    ok = ok && rs::num_inputs(r) == (source ? 4u : 0u) && rs::num_outputs(r) == (source ? 0u : 4u);
   }
   std::printf("%s\n", rs::kSpec);
   return ok ? 0 : 1;
