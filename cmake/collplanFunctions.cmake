@@ -1,6 +1,7 @@
-# collplan_add_plan(): compile a collplan plan at build time and add it to a
-# target. Part of the collplan CMake package (find_package(collplan)); the
-# collplan build tree uses it too (plans/).
+# collplan_add_plan() and collplan_add_plan_libraries(): compile a collplan
+# plan at build time and use its generated C++. Part of the collplan CMake
+# package (find_package(collplan)); the collplan build tree uses them too
+# (plans/).
 #
 #   collplan_add_plan(<target>
 #       OP <op> K <K> [N <N>] [P <p>] [LAMBDA <lambda>] [FIELD <field>]
@@ -27,11 +28,40 @@
 #   <name>_TEXT_FILE   the text dump (with TEXT)
 #   <name>_SOURCE_DIR  the directory of the generated files
 #
-# Rebuilding: the spec and options are written to <name>.spec.json and
-# <name>.options at configure time, only when they change; the generation
-# depends on them, on the collplan executable and on MATRIX_FILE, so editing
-# the call (or the matrix file) regenerates the plan and recompiles the
-# target, and nothing else does.
+#   collplan_add_plan_libraries(<name>
+#       OP <op> K <K> [N <N>] ... [ALGORITHM <algorithm>]   (the spec options above)
+#       [RANKS <r|a-b>... | RANKS ALL] [STATIC | OBJECT] [BINARY] [TEXT])
+#
+# One plan, one library per rank: the plan is compiled and checked once and
+# `collplan emit-cpp --ranks` writes the chosen ranks (RANKS: ranks and
+# ranges a-b, separate arguments or comma-separated, in 0..K-1 — 0..N-1 for
+# decentralized-encode —, each at most once; ALL or no RANKS: every rank).
+# <name> is the C++ namespace, the file prefix and the target prefix, so it
+# must be a C identifier. It creates:
+#   <name>            INTERFACE library: the include directory with <name>.h
+#                     (the dispatch header of the chosen ranks, kDigest, ...)
+#                     and collplan::embedded;
+#   <name>_rank<r>    for every chosen rank r, a STATIC (default) or OBJECT
+#                     library compiling <name>_rank<r>.cpp (the entry point
+#                     <name>::rank_<r>()), linking <name> publicly;
+#   <name>_generate   the custom target that runs the generation, which
+#                     every target above depends on.
+#   BINARY  also writes rank r's own plan file <name>_rank<r>.cplan
+#           (`collplan extract`: that rank alone, the plan's digest), a
+#           (non-compiled) source of <name>_rank<r>;
+#   TEXT    also writes the text dump <name>.txt.
+# Outputs go to ${CMAKE_CURRENT_BINARY_DIR}/collplan/<name>/. Sets in the
+# caller's scope <name>_PLAN_FILE, <name>_TEXT_FILE (with TEXT),
+# <name>_SOURCE_DIR and <name>_RANKS (the chosen ranks, ascending).
+# <name>::run_rank() in the header dispatches over every chosen rank, so a
+# program calling it links all their libraries; a program linking one rank's
+# library calls <name>::rank_<r>() directly.
+#
+# Rebuilding (both functions): the spec and options are written to
+# <name>.spec.json and <name>.options at configure time, only when they
+# change; the generation depends on them, on the collplan executable and on
+# MATRIX_FILE, so editing the call (or the matrix file) regenerates the plan
+# and recompiles what uses it, and nothing else does.
 
 # Where the helper scripts are, whoever calls the function later.
 set_property(GLOBAL PROPERTY COLLPLAN_FUNCTIONS_DIR "${CMAKE_CURRENT_LIST_DIR}")
@@ -46,25 +76,92 @@ function(_collplan_write_if_changed path content)
   file(WRITE "${path}" "${content}")
 endfunction()
 
+# The keywords of the spec options both functions take, set in the caller's
+# scope: _collplan_spec_flags (options) and _collplan_spec_values (one value).
+macro(_collplan_spec_keywords)
+  set(_collplan_spec_flags EXCLUSIVE)
+  set(_collplan_spec_values
+    OP K N P LAMBDA FIELD MATRIX CODE SEED POINTS MATRIX_FILE ROOT BLOCKS COUNTS ALGORITHM)
+endmacro()
+
+# From the spec options parsed with prefix <prefix> (OP and K given), writes
+# <dir>/<name>.spec.json (the spec file `collplan compile --spec` reads) when
+# it changed, and sets <out_spec> to its path and <out_deps> to the files the
+# plan depends on besides it (MATRIX_FILE) in the caller's scope.
+function(_collplan_write_spec prefix dir name out_spec out_deps)
+  set(json "{\n  \"op\": \"${${prefix}_OP}\",\n  \"K\": ${${prefix}_K}")
+  foreach(pair "N;N" "P;p" "LAMBDA;lambda" "SEED;seed" "ROOT;root" "BLOCKS;blocks")
+    list(GET pair 0 opt)
+    list(GET pair 1 key)
+    if(DEFINED ${prefix}_${opt})
+      string(APPEND json ",\n  \"${key}\": ${${prefix}_${opt}}")
+    endif()
+  endforeach()
+  foreach(pair "FIELD;field" "MATRIX;matrix" "CODE;code" "POINTS;points" "COUNTS;counts")
+    list(GET pair 0 opt)
+    list(GET pair 1 key)
+    if(DEFINED ${prefix}_${opt})
+      string(APPEND json ",\n  \"${key}\": \"${${prefix}_${opt}}\"")
+    endif()
+  endforeach()
+  set(deps)
+  if(DEFINED ${prefix}_MATRIX_FILE)
+    get_filename_component(mf "${${prefix}_MATRIX_FILE}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    string(APPEND json ",\n  \"matrix_file\": \"${mf}\"")
+    list(APPEND deps "${mf}")
+  endif()
+  if(${prefix}_EXCLUSIVE)
+    string(APPEND json ",\n  \"exclusive\": true")
+  endif()
+  string(APPEND json "\n}\n")
+  set(spec "${dir}/${name}.spec.json")
+  _collplan_write_if_changed("${spec}" "${json}")
+  set(${out_spec} "${spec}" PARENT_SCOPE)
+  set(${out_deps} "${deps}" PARENT_SCOPE)
+endfunction()
+
+# Sets <out_var> to the plan's rank count: N for decentralized-encode (which
+# needs it), K otherwise.
+function(_collplan_num_ranks context prefix out_var)
+  if(${prefix}_OP STREQUAL "decentralized-encode")
+    if(NOT DEFINED ${prefix}_N)
+      message(FATAL_ERROR "${context}: decentralized-encode needs N (its rank count)")
+    endif()
+    set(${out_var} ${${prefix}_N} PARENT_SCOPE)
+  else()
+    set(${out_var} ${${prefix}_K} PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Appends to the list <commands_var> the command writing the text dump of
+# <plan> to <text>.
+function(_collplan_text_command commands_var plan text)
+  get_property(fdir GLOBAL PROPERTY COLLPLAN_FUNCTIONS_DIR)
+  set(${commands_var} ${${commands_var}} COMMAND "${CMAKE_COMMAND}" -DCOLLPLAN=$<TARGET_FILE:collplan::collplan>
+      -DPLAN=${plan} -DOUT=${text} -P "${fdir}/collplan_show.cmake" PARENT_SCOPE)
+endfunction()
+
 function(collplan_add_plan target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "CPP;BINARY;TEXT;EXCLUSIVE"
-    "OP;K;N;P;LAMBDA;FIELD;MATRIX;CODE;SEED;POINTS;MATRIX_FILE;ROOT;BLOCKS;COUNTS;ALGORITHM;NAME;RANK" "")
+  _collplan_spec_keywords()
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "CPP;BINARY;TEXT;${_collplan_spec_flags}"
+    "${_collplan_spec_values};NAME;RANK" "")
+  set(ctx "collplan_add_plan(${target})")
   if(ARG_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "collplan_add_plan(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR "${ctx}: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT TARGET ${target})
-    message(FATAL_ERROR "collplan_add_plan(${target}): no target named '${target}'")
+    message(FATAL_ERROR "${ctx}: no target named '${target}'")
   endif()
   foreach(req OP K)
     if(NOT DEFINED ARG_${req})
-      message(FATAL_ERROR "collplan_add_plan(${target}): ${req} is required")
+      message(FATAL_ERROR "${ctx}: ${req} is required")
     endif()
   endforeach()
   if(NOT ARG_NAME)
     string(MAKE_C_IDENTIFIER "${target}_plan" ARG_NAME)
   endif()
   if(NOT ARG_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
-    message(FATAL_ERROR "collplan_add_plan(${target}): NAME '${ARG_NAME}' is not a C++ identifier")
+    message(FATAL_ERROR "${ctx}: NAME '${ARG_NAME}' is not a C++ identifier")
   endif()
   if(NOT ARG_CPP AND NOT ARG_BINARY)
     set(ARG_BINARY ON)
@@ -73,39 +170,11 @@ function(collplan_add_plan target)
     set(ARG_ALGORITHM auto)
   endif()
 
-  # The spec file `collplan compile --spec` reads.
-  set(json "{\n  \"op\": \"${ARG_OP}\",\n  \"K\": ${ARG_K}")
-  foreach(pair "N;N" "P;p" "LAMBDA;lambda" "SEED;seed" "ROOT;root" "BLOCKS;blocks")
-    list(GET pair 0 opt)
-    list(GET pair 1 key)
-    if(DEFINED ARG_${opt})
-      string(APPEND json ",\n  \"${key}\": ${ARG_${opt}}")
-    endif()
-  endforeach()
-  foreach(pair "FIELD;field" "MATRIX;matrix" "CODE;code" "POINTS;points" "COUNTS;counts")
-    list(GET pair 0 opt)
-    list(GET pair 1 key)
-    if(DEFINED ARG_${opt})
-      string(APPEND json ",\n  \"${key}\": \"${ARG_${opt}}\"")
-    endif()
-  endforeach()
-  set(extra_deps)
-  if(DEFINED ARG_MATRIX_FILE)
-    get_filename_component(mf "${ARG_MATRIX_FILE}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-    string(APPEND json ",\n  \"matrix_file\": \"${mf}\"")
-    list(APPEND extra_deps "${mf}")
-  endif()
-  if(ARG_EXCLUSIVE)
-    string(APPEND json ",\n  \"exclusive\": true")
-  endif()
-  string(APPEND json "\n}\n")
-
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/collplan/${ARG_NAME}")
   file(MAKE_DIRECTORY "${dir}")
-  set(spec "${dir}/${ARG_NAME}.spec.json")
+  _collplan_write_spec(ARG "${dir}" "${ARG_NAME}" spec extra_deps)
   set(options "${dir}/${ARG_NAME}.options")
   set(plan "${dir}/${ARG_NAME}.cplan")
-  _collplan_write_if_changed("${spec}" "${json}")
   _collplan_write_if_changed("${options}"
     "algorithm=${ARG_ALGORITHM}\ncpp=${ARG_CPP}\nrank=${ARG_RANK}\ntext=${ARG_TEXT}\n")
 
@@ -115,22 +184,14 @@ function(collplan_add_plan target)
     COMMAND collplan::collplan check "${plan}")
   if(ARG_TEXT)
     set(text "${dir}/${ARG_NAME}.txt")
-    get_property(fdir GLOBAL PROPERTY COLLPLAN_FUNCTIONS_DIR)
     list(APPEND outputs "${text}")
-    list(APPEND commands COMMAND "${CMAKE_COMMAND}" -DCOLLPLAN=$<TARGET_FILE:collplan::collplan> -DPLAN=${plan}
-         -DOUT=${text} -P "${fdir}/collplan_show.cmake")
+    _collplan_text_command(commands "${plan}" "${text}")
     set(${ARG_NAME}_TEXT_FILE "${text}" PARENT_SCOPE)
   endif()
   set(sources)
   if(ARG_CPP)
     # Every rank of the plan: N for decentralized-encode, K otherwise.
-    set(num_ranks ${ARG_K})
-    if(ARG_OP STREQUAL "decentralized-encode")
-      if(NOT DEFINED ARG_N)
-        message(FATAL_ERROR "collplan_add_plan(${target}): decentralized-encode needs N (its rank count)")
-      endif()
-      set(num_ranks ${ARG_N})
-    endif()
+    _collplan_num_ranks("${ctx}" ARG num_ranks)
     set(rank_args)
     if(DEFINED ARG_RANK)
       set(ranks ${ARG_RANK})
@@ -170,4 +231,179 @@ function(collplan_add_plan target)
   endif()
   set(${ARG_NAME}_PLAN_FILE "${plan}" PARENT_SCOPE)
   set(${ARG_NAME}_SOURCE_DIR "${dir}" PARENT_SCOPE)
+endfunction()
+
+function(collplan_add_plan_libraries name)
+  _collplan_spec_keywords()
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "STATIC;OBJECT;BINARY;TEXT;${_collplan_spec_flags}"
+    "${_collplan_spec_values}" "RANKS")
+  set(ctx "collplan_add_plan_libraries(${name})")
+  if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "${ctx}: the name '${name}' is not a C identifier (it is the C++ namespace, "
+      "the file prefix and the target prefix)")
+  endif()
+  if(ARG_UNPARSED_ARGUMENTS)
+    list(JOIN ARG_UNPARSED_ARGUMENTS " " unknown)
+    message(FATAL_ERROR "${ctx}: unknown arguments: ${unknown}")
+  endif()
+  if(ARG_KEYWORDS_MISSING_VALUES)
+    list(JOIN ARG_KEYWORDS_MISSING_VALUES ", " missing)
+    message(FATAL_ERROR "${ctx}: no value after ${missing}")
+  endif()
+  foreach(req OP K)
+    if(NOT DEFINED ARG_${req})
+      message(FATAL_ERROR "${ctx}: ${req} is required")
+    endif()
+  endforeach()
+  if(ARG_STATIC AND ARG_OBJECT)
+    message(FATAL_ERROR "${ctx}: STATIC and OBJECT are both given; the rank libraries are one or the other")
+  endif()
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "CXX" IN_LIST languages)
+    message(FATAL_ERROR "${ctx}: the rank libraries are C++; enable CXX first (project(... CXX))")
+  endif()
+  set(type STATIC)
+  if(ARG_OBJECT)
+    set(type OBJECT)
+  endif()
+  if(NOT ARG_ALGORITHM)
+    set(ARG_ALGORITHM auto)
+  endif()
+
+  # The chosen ranks, each checked against the plan's rank count.
+  _collplan_num_ranks("${ctx}" ARG num_ranks)
+  set(count_name K)
+  if(ARG_OP STREQUAL "decentralized-encode")
+    set(count_name N)
+  endif()
+  if(NOT num_ranks MATCHES "^[1-9][0-9]*$")
+    message(FATAL_ERROR "${ctx}: ${count_name} '${num_ranks}' is not a positive rank count")
+  endif()
+  math(EXPR last "${num_ranks} - 1")
+  set(ranks)
+  set(all OFF)
+  string(TOUPPER "${ARG_RANKS}" ranks_upper)
+  if(NOT DEFINED ARG_RANKS OR ranks_upper STREQUAL "ALL")
+    set(all ON)
+    foreach(r RANGE ${last})
+      list(APPEND ranks ${r})
+    endforeach()
+  else()
+    list(JOIN ARG_RANKS " " given)
+    set(items)
+    foreach(arg IN LISTS ARG_RANKS)
+      string(REPLACE "," ";" parts "${arg}")
+      list(APPEND items ${parts})
+    endforeach()
+    foreach(item IN LISTS items)
+      if(item MATCHES "^[0-9]+$")
+        set(from ${item})
+        set(to ${item})
+      elseif(item MATCHES "^([0-9]+)-([0-9]+)$")
+        set(from ${CMAKE_MATCH_1})
+        set(to ${CMAKE_MATCH_2})
+      elseif(item STREQUAL "ALL" OR item STREQUAL "all")
+        message(FATAL_ERROR "${ctx}: RANKS ALL stands alone (RANKS ${given})")
+      else()
+        message(FATAL_ERROR "${ctx}: RANKS '${item}' is not a rank, a range a-b of ranks or ALL")
+      endif()
+      foreach(bound from to)
+        string(REGEX REPLACE "^0+([0-9])" "\\1" ${bound} "${${bound}}")
+        string(LENGTH "${${bound}}" digits)
+        if(digits GREATER 10 OR ${bound} GREATER last)
+          message(FATAL_ERROR "${ctx}: rank ${${bound}} (RANKS '${item}') is out of range: "
+            "the plan's ranks are 0..${last} (${count_name} = ${num_ranks})")
+        endif()
+      endforeach()
+      if(from GREATER to)
+        message(FATAL_ERROR "${ctx}: RANKS range '${item}' runs backwards")
+      endif()
+      foreach(r RANGE ${from} ${to})
+        if(DEFINED _collplan_seen_${r})
+          message(FATAL_ERROR "${ctx}: rank ${r} is given twice (RANKS ${given})")
+        endif()
+        set(_collplan_seen_${r} ON)
+        list(APPEND ranks ${r})
+      endforeach()
+    endforeach()
+    list(SORT ranks COMPARE NATURAL)
+  endif()
+  list(LENGTH ranks num_chosen)
+
+  foreach(t ${name} ${name}_generate)
+    if(TARGET ${t})
+      message(FATAL_ERROR "${ctx}: a target named '${t}' already exists")
+    endif()
+  endforeach()
+  foreach(r IN LISTS ranks)
+    if(TARGET ${name}_rank${r})
+      message(FATAL_ERROR "${ctx}: a target named '${name}_rank${r}' already exists")
+    endif()
+  endforeach()
+
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/collplan/${name}")
+  file(MAKE_DIRECTORY "${dir}")
+  _collplan_write_spec(ARG "${dir}" "${name}" spec extra_deps)
+  if(all)
+    set(ranks_arg all)
+    set(ranks_text "all ${num_ranks} ranks")
+  else()
+    list(JOIN ranks "," ranks_arg)
+    if(num_chosen LESS_EQUAL 16)
+      set(ranks_text "ranks ${ranks_arg}")
+    else()
+      set(ranks_text "${num_chosen} ranks")
+    endif()
+  endif()
+  set(options "${dir}/${name}.options")
+  set(plan "${dir}/${name}.cplan")
+  _collplan_write_if_changed("${options}"
+    "algorithm=${ARG_ALGORITHM}\nranks=${ranks_arg}\nbinary=${ARG_BINARY}\ntext=${ARG_TEXT}\n")
+
+  set(outputs "${plan}" "${dir}/${name}.h")
+  set(commands
+    COMMAND collplan::collplan compile --spec "${spec}" --algorithm "${ARG_ALGORITHM}" -q -o "${plan}"
+    COMMAND collplan::collplan check "${plan}"
+    COMMAND collplan::collplan emit-cpp "${plan}" -o "${dir}" --name "${name}" --ranks "${ranks_arg}")
+  foreach(r IN LISTS ranks)
+    list(APPEND outputs "${dir}/${name}_rank${r}.cpp")
+    if(ARG_BINARY)
+      list(APPEND outputs "${dir}/${name}_rank${r}.cplan")
+      list(APPEND commands COMMAND collplan::collplan extract "${plan}" --rank ${r} -o "${dir}/${name}_rank${r}.cplan")
+    endif()
+  endforeach()
+  if(ARG_TEXT)
+    set(text "${dir}/${name}.txt")
+    list(APPEND outputs "${text}")
+    _collplan_text_command(commands "${plan}" "${text}")
+    set(${name}_TEXT_FILE "${text}" PARENT_SCOPE)
+  endif()
+
+  add_custom_command(
+    OUTPUT ${outputs}
+    ${commands}
+    DEPENDS "${spec}" "${options}" $<TARGET_FILE:collplan::collplan> ${extra_deps}
+    WORKING_DIRECTORY "${dir}"
+    COMMENT "collplan: compiling and checking plan ${name} (${ARG_OP} K=${ARG_K}), emitting ${ranks_text}"
+    VERBATIM)
+  # One target runs the command; the libraries wait for it (so no generator
+  # runs it twice).
+  add_custom_target(${name}_generate DEPENDS ${outputs})
+
+  add_library(${name} INTERFACE)
+  target_include_directories(${name} INTERFACE "$<BUILD_INTERFACE:${dir}>")
+  target_link_libraries(${name} INTERFACE collplan::embedded)
+  add_dependencies(${name} ${name}_generate)
+  foreach(r IN LISTS ranks)
+    add_library(${name}_rank${r} ${type} "${dir}/${name}_rank${r}.cpp" "${dir}/${name}.h")
+    target_link_libraries(${name}_rank${r} PUBLIC ${name})
+    add_dependencies(${name}_rank${r} ${name}_generate)
+    if(ARG_BINARY)
+      target_sources(${name}_rank${r} PRIVATE "${dir}/${name}_rank${r}.cplan")
+    endif()
+  endforeach()
+
+  set(${name}_PLAN_FILE "${plan}" PARENT_SCOPE)
+  set(${name}_SOURCE_DIR "${dir}" PARENT_SCOPE)
+  set(${name}_RANKS "${ranks}" PARENT_SCOPE)
 endfunction()

@@ -1,5 +1,6 @@
 // One device: embeds its rank's generated code (PLAN_HEADER, namespace
-// PLAN_NAMESPACE, rank DEVICE_RANK) and runs it over pipes.
+// PLAN_NAMESPACE, rank DEVICE_RANK, entry point PLAN_NAMESPACE::rank_<r>)
+// and runs it over pipes.
 //   rank_<r> LEN FD...
 // FD... are, for every peer q = 0..K-1 other than r and port 0..P-1 in that
 // order, the read end of the pipe q -> r and the write end of r -> q.
@@ -16,6 +17,14 @@
 #include PLAN_HEADER
 
 namespace plan = PLAN_NAMESPACE;
+
+// This rank's entry point, plan::rank_<DEVICE_RANK>. The device links only
+// its own rank's library, so it calls that entry point directly:
+// plan::run_rank() dispatches over every rank in the header and would need
+// them all.
+#define DEVICE_CONCAT2(a, b) a##b
+#define DEVICE_CONCAT(a, b) DEVICE_CONCAT2(a, b)
+#define DEVICE_ENTRY DEVICE_CONCAT(rank_, DEVICE_RANK)
 
 namespace {
 
@@ -72,14 +81,14 @@ class PipeChannel final : public collplan_embedded::Channel {
 };
 
 // Static storage only: the workspace and buffers a device would reserve.
-uint32_t workspace[(plan::kWorkspaceRows[kRank] * kMaxLen + 3) / 4];
+uint32_t workspace[(plan::workspace_rows(kRank) * kMaxLen + 3) / 4];
 uint8_t input[kMaxLen], output[kMaxLen];
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  static_assert(plan::kEmitted[kRank], "this device's rank was not emitted");
-  static_assert(plan::kNumInputs[kRank] == 1 && plan::kNumOutputs[kRank] == 1, "an encode rank has one input, one output");
+  static_assert(plan::emitted(kRank), "this device's rank was not emitted");
+  static_assert(plan::num_inputs(kRank) == 1 && plan::num_outputs(kRank) == 1, "an encode rank has one input, one output");
   const size_t fds = 2u * (plan::kNumRanks - 1) * plan::kPorts;
   if (argc != 2 + static_cast<int>(fds)) {
     std::fprintf(stderr, "usage: %s LEN FD... (%zu descriptors)\n", argv[0], fds);
@@ -102,7 +111,7 @@ int main(int argc, char** argv) {
   for (size_t e = 0; e < len; ++e) input[e] = input_elem(kRank, e);
   const void* in[] = {input};
   void* out[] = {output};
-  const auto res = plan::run_rank(kRank, ch, in, out, len, workspace);
+  const auto res = plan::DEVICE_ENTRY(ch, in, out, len, workspace);
   if (!res.ok()) {
     std::printf("rank %u: FAILED at step %u (peer %u, port %u, error %d)\n", kRank, res.step, res.peer, res.port,
                 static_cast<int>(res.error));
