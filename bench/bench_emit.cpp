@@ -1,25 +1,34 @@
-// The C++ backend (collplan emit-cpp) on prepare-and-shoot encode plans
-// (GF(2^8), p = 2, random matrix) for K = 16, 64, 256, and K = 16 over
-// GF(65537):
+// The C++ backend (collplan emit-cpp) against the replay engine, on
+// prepare-and-shoot encode plans (p = 2, random matrix):
+//
 //   emit      time to generate every rank's source and the dispatch header
-//             (median of 3), total and per-rank source sizes;
-//   compile   wall time of the system compiler (CMake's, no ccache) on the
-//             generated code at -O2: one rank, and all ranks one after the
-//             other; at K = 256 a subset of 16 ranks is compiled and the total
-//             extrapolated (all 256 would take minutes on a shared machine);
-//   replay    the generated code of all ranks run in threads of one process
-//             over the in-process channel of tests/emit (tests/emit/harness.cpp)
-//             against the replay engine (runtime/engine.h) on the threads
-//             transport, same plan, same inputs, ℓ = 64 Ki elements, median of
-//             5 runs each; outputs compared byte for byte (a mismatch aborts).
-//             K = 16 and 64 (256 would need all 256 ranks compiled).
-// The generated code uses the portable kernels of collplan_embedded.h (split
-// nibble tables, one region pass per term); the engine uses ISA-L and fuses
-// terms into dot products, so the ratio is the price of portability.
+//             (median of 3), total and per-rank source sizes, and the
+//             dispatch header of a single-rank emit (GF(2^8), K = 16, 64,
+//             256, 4096);
+//   replay    for K = 16, 64, 256 over GF(2^8), GF(2^16) and GF(65537): the
+//             generated code of all ranks, built twice with the system
+//             compiler (CMake's) — "native" -O2 -march=native and
+//             "portable" plain -O2 — run in threads of one process over the
+//             in-process channel of tests/emit (tests/emit/harness.cpp,
+//             persistent threads), against the engine (runtime/engine.h) on
+//             the threads transport; vectors of 4 KiB and 64 KiB; medians of
+//             21 runs; outputs compared byte for byte (a mismatch aborts).
+//             Ratio = generated time / engine time (< 1: generated faster);
+//   kernels   one combination of 8 sources (emitted `r.set`) by the kernels
+//             emitted code used before (bench/legacy/, one pass per term)
+//             and by collplan_kernels.h's fused dot() built for: SCALAR
+//             forced, plain -O2 (x86-dispatch) and -march=native; and the
+//             engine's gf::dot on the same data (bench/emit_kernels.cpp).
+//
+//   bench_emit [--quick]     --quick: K = 16 and 64 only in the replay
+//
+// The machine is shared and noisy: read the ratios, and run it twice.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +38,7 @@
 #include "host_tools.h"
 #include "matrix/matrix.h"
 #include "passes/pipeline.h"
+#include "runtime/gf/gf_kernels.h"
 #include "runtime/transport/threads.h"
 
 using namespace collplan;
@@ -44,107 +54,237 @@ double median(std::vector<double> v) {
 }
 
 std::string src(const std::string& rel) { return std::string(COLLPLAN_SOURCE_DIR) + "/" + rel; }
-std::string cxx() { return std::string(COLLPLAN_CXX) + " -std=c++17 -O2 -Wall -Wextra -Werror"; }
+std::string cxx() { return std::string(COLLPLAN_CXX) + " -std=c++17 -Wall -Wextra -Werror"; }
 
-double compile(const std::string& args) {
-  const double t0 = now();
-  const auto r = emit_test::run_cmd(cxx() + " " + args);
-  const double t = now() - t0;
+void must(const std::string& cmd) {
+  const auto r = emit_test::run_cmd(cmd);
   if (r.status != 0) {
-    std::fprintf(stderr, "compile failed: %s\n%s\n", args.c_str(), r.output.c_str());
+    std::fprintf(stderr, "command failed: %s\n%s\n", cmd.c_str(), r.output.c_str());
     std::exit(1);
   }
-  return t;
 }
 
-void bench(uint32_t K, const Field& f, const fs::path& root) {
+const std::vector<std::pair<std::string, std::string>> kBuilds = {{"native", "-O2 -march=native"},
+                                                                   {"portable", "-O2"}};
+
+ir::Plan encode_plan(uint32_t K, const Field& f) {
   passes::CompileOptions opt;
   opt.algorithm = "prepare-shoot";
-  const ir::Plan plan = passes::compile(make_encode_spec(K, 2, 1, f, matrix_random(K, 42, f)), opt).plan;
-  const auto view = backend::view_of(plan);
+  return passes::compile(make_encode_spec(K, 2, 1, f, matrix_random(K, 42, f)), opt).plan;
+}
 
-  std::vector<double> et;
-  std::vector<backend::EmittedFile> files;
-  for (int i = 0; i < 3; ++i) {
-    const double t0 = now();
-    files = backend::emit_cpp(view);
-    et.push_back(now() - t0);
+void emit_section(const fs::path& root) {
+  std::printf("== emit (GF(2^8), p = 2)\n");
+  for (uint32_t K : {16u, 64u, 256u, 4096u}) {
+    const ir::Plan plan = encode_plan(K, Field::gf256());
+    const auto view = backend::view_of(plan);
+    std::vector<double> et;
+    std::vector<backend::EmittedFile> files;
+    for (int i = 0; i < 3; ++i) {
+      const double t0 = now();
+      files = backend::emit_cpp(view);
+      et.push_back(now() - t0);
+    }
+    size_t total = 0, largest = 0;
+    for (size_t i = 0; i < files.size(); ++i) {
+      total += files[i].text.size();
+      if (i > 0) largest = std::max(largest, files[i].text.size());
+    }
+    backend::EmitCppOptions one;
+    one.ranks = {K / 2};
+    const auto single = backend::emit_cpp(view, one);
+    std::printf("K = %4u: %llu terms; emit %.3f s; sources %.2f MB (header %zu B, largest rank %zu B); "
+                "single-rank emit: header %zu B, rank %zu B\n",
+                K, static_cast<unsigned long long>(ir::count_terms(plan)), median(et), total / 1e6, files[0].text.size(),
+                largest, single[0].text.size(), single[1].text.size());
+    if (K == 64) {  // compile time of one rank, both builds
+      const fs::path dir = root / "emit64";
+      fs::remove_all(dir);
+      backend::write_files(single, dir.string());
+      for (const auto& [bname, flags] : kBuilds) {
+        const double t0 = now();
+        must(cxx() + " " + flags + " -I" + dir.string() + " -I" + src("runtime/embedded") + " -c " +
+             (dir / single[1].name).string() + " -o " + (dir / "r.o").string());
+        std::printf("          compile one rank (%s): %.2f s\n", bname.c_str(), now() - t0);
+      }
+    }
   }
-  size_t total = 0, largest = 0;
-  for (const auto& file : files) {
-    total += file.text.size();
-    if (&file != &files[0]) largest = std::max(largest, file.text.size());
-  }
-  const fs::path dir = root / fmt::format("K{}-{}", K, f.elem_bytes());
-  fs::remove_all(dir);
-  backend::write_files(files, dir.string());
-  std::printf("K = %3u %s: %llu terms; emit %.3f s; sources %.2f MB (header %zu B, rank 0 %zu B, largest rank %zu B)\n",
-              K, f.name().c_str(), static_cast<unsigned long long>(ir::count_terms(plan)), median(et), total / 1e6,
-              files[0].text.size(), files[1].text.size(), largest);
+}
 
+// Compiles every rank source of `dir` (and the harness) with `flags`, two
+// compilers at a time, into dir/run_<name>.
+void build(const fs::path& dir, const std::string& name, const std::string& flags) {
   const std::string inc = " -I" + dir.string() + " -I" + src("runtime/embedded") + " -I" + src("tests/emit");
-  const auto obj = [&](uint32_t r) { return (dir / fmt::format("r{}.o", r)).string(); };
-  const auto rank_src = [&](uint32_t r) { return (dir / fmt::format("collplan_plan_rank{}.cpp", r)).string(); };
-  const double one = compile(inc + " -c " + rank_src(0) + " -o " + obj(0));
-  const uint32_t step = K <= 64 ? 1 : K / 16;
-  double sum = one;
-  uint32_t n = 1;
-  for (uint32_t r = step; r < K; r += step, ++n) sum += compile(inc + " -c " + rank_src(r) + " -o " + obj(r));
-  if (step == 1)
-    std::printf("         compile -O2: one rank %.2f s; all %u ranks %.1f s (one after the other)\n", one, K, sum);
-  else
-    std::printf("         compile -O2: one rank %.2f s; %u of %u ranks %.1f s, all ranks ~%.0f s (extrapolated)\n", one, n,
-                K, sum, sum / n * K);
-  if (step != 1) return;
+  const fs::path objs = dir / ("obj_" + name);
+  fs::create_directories(objs);
+  std::string list;
+  std::vector<std::string> o;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".cpp") {
+      const std::string obj = (objs / (e.path().stem().string() + ".o")).string();
+      list += cxx() + " " + flags + inc + " -c " + e.path().string() + " -o " + obj + "\n";
+      o.push_back(obj);
+    }
+  emit_test::write_bytes(dir / "cmds.txt", std::vector<unsigned char>(list.begin(), list.end()));
+  must("xargs -P 2 -d '\\n' -I CMD sh -c CMD < " + (dir / "cmds.txt").string());
+  std::string link = cxx() + " " + flags + inc + " -pthread " + src("tests/emit/harness.cpp") + " " +
+                     src("tests/emit/plan_glue.cpp");
+  for (const auto& x : o) link += " " + x;
+  must(link + " -o " + (dir / ("run_" + name)).string());
+}
 
-  // Replay: generated code vs the engine.
-  const size_t len = 65536;
-  SplitMix64 rng(5);
-  const size_t eb = f.elem_bytes(), row = len * eb;
-  std::vector<unsigned char> in(static_cast<size_t>(K) * row);
-  for (size_t i = 0; i < K * len; ++i) {
-    const Elem v = rng.uniform(f);
-    for (size_t b = 0; b < eb; ++b) in[i * eb + b] = static_cast<unsigned char>(v >> (8 * b));
+void replay_section(const fs::path& root, bool quick) {
+  std::printf("\n== replay: generated code (threads, in-process channel) vs engine (threads transport), medians of 21\n");
+  std::printf("%-12s %5s %7s | %10s %10s %10s | %8s %8s\n", "field", "K", "vector", "native s", "portable s", "engine s",
+              "nat/eng", "port/eng");
+  for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(65537)})
+    for (uint32_t K : {16u, 64u, 256u}) {
+      if (quick && K > 64) continue;
+      const ir::Plan plan = encode_plan(K, f);
+      const fs::path dir = root / fmt::format("K{}-{}", K, f.elem_bytes());
+      fs::remove_all(dir);
+      backend::write_files(backend::emit_cpp(backend::view_of(plan)), dir.string());
+      const double tb = now();
+      for (const auto& [bname, flags] : kBuilds) build(dir, bname, flags);
+      std::fprintf(stderr, "  (built K = %u %s twice in %.0f s)\n", K, f.name().c_str(), now() - tb);
+      rt::ThreadsRunner runner(plan);
+      for (size_t bytes : {size_t{4096}, size_t{65536}}) {
+        const size_t eb = f.elem_bytes(), len = bytes / eb, row = len * eb;
+        SplitMix64 rng(5 + bytes);
+        std::vector<unsigned char> in(static_cast<size_t>(K) * row);
+        for (size_t i = 0; i < K * len; ++i) {
+          const Elem v = rng.uniform(f);
+          for (size_t b = 0; b < eb; ++b) in[i * eb + b] = static_cast<unsigned char>(v >> (8 * b));
+        }
+        emit_test::write_bytes(dir / "in.bin", in);
+        std::vector<unsigned char> out(in.size());
+        std::vector<std::vector<const void*>> ins(K);
+        std::vector<std::vector<void*>> outs(K);
+        for (uint32_t k = 0; k < K; ++k) {
+          ins[k].push_back(in.data() + k * row);
+          outs[k].push_back(out.data() + k * row);
+        }
+        runner.prepare(len);
+        runner.run(len, ins, outs);
+        std::vector<double> tt;
+        for (int i = 0; i < 21; ++i) tt.push_back(runner.run(len, ins, outs));
+        const double eng = median(tt);
+        double gen[2] = {0, 0};
+        for (size_t b = 0; b < kBuilds.size(); ++b) {
+          const auto r = emit_test::run_cmd((dir / ("run_" + kBuilds[b].first)).string() + fmt::format(" {} ", len) +
+                                            (dir / "in.bin").string() + " " + (dir / "out.bin").string() + " 21");
+          if (r.status != 0 || std::sscanf(r.output.c_str(), "median %lf", &gen[b]) != 1) {
+            std::fprintf(stderr, "generated replay failed: %s\n", r.output.c_str());
+            std::exit(1);
+          }
+          if (emit_test::read_bytes(dir / "out.bin") != out) {
+            std::fprintf(stderr, "K = %u %s: generated code (%s) and engine disagree\n", K, f.name().c_str(),
+                         kBuilds[b].first.c_str());
+            std::exit(1);
+          }
+        }
+        std::printf("%-12s %5u %4zu KiB | %10.6f %10.6f %10.6f | %8.2f %8.2f\n", f.name().c_str(), K, bytes / 1024,
+                    gen[0], gen[1], eng, gen[0] / eng, gen[1] / eng);
+        std::fflush(stdout);
+      }
+      fs::remove_all(dir);
+    }
+}
+
+// The engine's gf::dot on one combination of k sources (same shape as
+// emit_kernels.cpp's), median seconds.
+double engine_dot(const Field& f, size_t bytes, uint32_t k) {
+  const size_t eb = f.elem_bytes(), n = bytes / eb;
+  SplitMix64 rng(bytes + k);
+  std::vector<std::vector<unsigned char>> src(k, std::vector<unsigned char>(bytes));
+  std::vector<const void*> ptr(k);
+  std::vector<Elem> coef(k);
+  for (uint32_t s = 0; s < k; ++s) {
+    for (size_t i = 0; i < n; ++i) {
+      const Elem v = rng.uniform(f);
+      for (size_t b = 0; b < eb; ++b) src[s][i * eb + b] = static_cast<unsigned char>(v >> (8 * b));
+    }
+    ptr[s] = src[s].data();
+    coef[s] = 2 + rng.uniform(f) % (f.size() - 2);
   }
-  emit_test::write_bytes(dir / "in.bin", in);
-  std::string link = inc + " -pthread " + src("tests/emit/harness.cpp") + " " + src("tests/emit/plan_glue.cpp");
-  for (uint32_t r = 0; r < K; ++r) link += " " + obj(r);
-  compile(link + " -o " + (dir / "run").string());
-  const auto r = emit_test::run_cmd((dir / "run").string() + fmt::format(" {} ", len) + (dir / "in.bin").string() + " " +
-                                    (dir / "out.bin").string() + " 5");
-  double gen_t = 0;
-  if (r.status != 0 || std::sscanf(r.output.c_str(), "median %lf", &gen_t) != 1) {
-    std::fprintf(stderr, "generated replay failed: %s\n", r.output.c_str());
-    std::exit(1);
+  std::vector<unsigned char> dst(bytes);
+  void* d = dst.data();
+  const auto t = gf::prepare_dot(f, k, 1, coef.data());
+  const size_t reps = std::max<size_t>(1, (size_t{1} << 22) / bytes);
+  std::vector<double> ts;
+  for (int s = 0; s < 9; ++s) {
+    const double t0 = now();
+    for (size_t r = 0; r < reps; ++r) gf::dot_prepared(f, t, ptr.data(), &d, n);
+    ts.push_back((now() - t0) / static_cast<double>(reps));
   }
-  std::vector<unsigned char> out(in.size());
-  std::vector<std::vector<const void*>> ins(K);
-  std::vector<std::vector<void*>> outs(K);
-  for (uint32_t k = 0; k < K; ++k) {
-    ins[k].push_back(in.data() + k * row);
-    outs[k].push_back(out.data() + k * row);
+  return median(ts);
+}
+
+void kernel_section(const fs::path& root) {
+  std::printf("\n== kernels: one combination of 8 sources, median seconds (legacy = per-term scalar passes)\n");
+  const fs::path dir = root / "kernels";
+  fs::create_directories(dir);
+  const std::vector<std::pair<std::string, std::string>> builds = {
+      {"scalar", "-O2 -DCOLLPLAN_EMBEDDED_ISA=0"}, {"portable", "-O2"}, {"native", "-O2 -march=native"}};
+  // key: field/bytes → build → (legacy, fused)
+  std::map<std::pair<std::string, size_t>, std::map<std::string, std::pair<double, double>>> res;
+  std::map<std::string, std::string> isa;
+  for (const auto& [bname, flags] : builds) {
+    const std::string exe = (dir / ("k_" + bname)).string();
+    must(cxx() + " " + flags + " -I" + src("runtime/embedded") + " -I" + src("bench") + " " +
+         src("bench/emit_kernels.cpp") + " -o " + exe);
+    const auto r = emit_test::run_cmd(exe + " 8");
+    if (r.status != 0) {
+      std::fprintf(stderr, "emit_kernels (%s) failed: %s\n", bname.c_str(), r.output.c_str());
+      std::exit(1);
+    }
+    size_t pos = 0;
+    while (pos < r.output.size()) {
+      const size_t eol = r.output.find('\n', pos);
+      const std::string line = r.output.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+      pos = eol == std::string::npos ? r.output.size() : eol + 1;
+      char field[32];
+      size_t bytes;
+      unsigned kk;
+      double legacy, fused;
+      const size_t at = line.find(" isa="), lg = line.find(" legacy=");
+      if (at == std::string::npos || lg == std::string::npos) continue;
+      if (std::sscanf(line.c_str(), "field=%31s bytes=%zu k=%u", field, &bytes, &kk) == 3 &&
+          std::sscanf(line.c_str() + lg, " legacy=%lf fused=%lf", &legacy, &fused) == 2) {
+        res[{field, bytes}][bname] = {legacy, fused};
+        isa[bname] = line.substr(at + 5, lg - at - 5);
+      }
+    }
   }
-  rt::ThreadsRunner runner(plan);
-  runner.prepare(len);
-  runner.run(len, ins, outs);
-  std::vector<double> tt;
-  for (int i = 0; i < 5; ++i) tt.push_back(runner.run(len, ins, outs));
-  if (emit_test::read_bytes(dir / "out.bin") != out) {
-    std::fprintf(stderr, "K = %u: generated code and engine disagree\n", K);
-    std::exit(1);
+  for (const auto& [bname, flags] : builds) std::printf("  %-8s (%s): %s\n", bname.c_str(), flags.c_str(), isa[bname].c_str());
+  std::printf("%-12s %7s | %10s | %10s %10s %10s | %10s | %9s %9s %9s\n", "field", "vector", "legacy", "scalar",
+              "portable", "native", "engine", "leg/scal", "leg/port", "nat/eng");
+  for (const auto& [key, m] : res) {
+    const Field f = key.first == "gf256" ? Field::gf256() : key.first == "gf65536" ? Field::gf65536() : Field::prime(65537);
+    const double eng = engine_dot(f, key.second, 8);
+    const double legacy = m.at("scalar").first;  // the legacy kernels are scalar code in every build
+    std::printf("%-12s %3zu KiB | %10.3e | %10.3e %10.3e %10.3e | %10.3e | %9.2f %9.2f %9.2f\n", key.first.c_str(),
+                key.second / 1024, legacy, m.at("scalar").second, m.at("portable").second, m.at("native").second, eng,
+                legacy / m.at("scalar").second, m.at("portable").first / m.at("portable").second,
+                m.at("native").second / eng);
   }
-  const double eng_t = median(tt);
-  std::printf("         replay, len %zu: generated %.4f s, engine %.4f s; generated/engine = %.2f (outputs equal)\n", len,
-              gen_t, eng_t, gen_t / eng_t);
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (argc > 1 && !quick) {
+    std::fprintf(stderr, "usage: bench_emit [--quick]\n");
+    return 2;
+  }
   const fs::path root = fs::temp_directory_path() / "collplan-bench-emit";
-  for (uint32_t K : {16u, 64u, 256u}) bench(K, Field::gf256(), root);
-  // The same at K = 16 over a prime field (Shoup multiplication in both).
-  bench(16, Field::prime(65537), root);
+  fs::remove_all(root);
+  fs::create_directories(root);
+  std::printf("compiler: %s\n", COLLPLAN_CXX);
+  emit_section(root);
+  kernel_section(root);
+  replay_section(root, quick);
   fs::remove_all(root);
   return 0;
 }

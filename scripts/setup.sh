@@ -10,7 +10,11 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
           catch2 libfmt-dev libcli11-dev nlohmann-json3-dev
           libisal-dev libxxhash-dev
           openmpi-bin libopenmpi-dev
-          libsimgrid-dev)
+          libsimgrid-dev
+          clang gcc-arm-none-eabi libnewlib-arm-none-eabi g++-aarch64-linux-gnu qemu-user)
+# clang, the Cortex-M and AArch64 cross compilers and qemu-aarch64: the tests
+# build emitted code with both compilers, for a Cortex-M4, and run the NEON
+# kernels under emulation.
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -188,7 +188,7 @@ class RankEmitter {
 
   std::string step_function(const ir::Step& st) {
     std::string code;
-    bool uses_res = !st.sends.empty() || !st.recvs.empty(), uses_r = uses_res;
+    bool uses_res = !st.sends.empty() || !st.recvs.empty(), uses_r = uses_res, uses_b = false, uses_v = false;
     for (const auto& snd : st.sends) {
       std::string payload;
       for (size_t i = 0; i < snd.payload.size(); ++i) payload += (i ? ", " : "") + combo_text(snd.payload[i].terms);
@@ -198,9 +198,12 @@ class RankEmitter {
         code += fmt::format("  if (!r.send({}, {}, {}, r.row({}), {}, res)) return false;\n", st.t, snd.port, snd.to, *base, m);
         continue;
       }
+      // Computed straight into the channel's buffer when it offers one.
       need_stage(m);
-      for (size_t i = 0; i < m; ++i) code += set(fmt::format("r.stage({})", i), nonzero(snd.payload[i].terms));
-      code += fmt::format("  if (!r.send({}, {}, {}, r.stage(0), {}, res)) return false;\n", st.t, snd.port, snd.to, m);
+      uses_b = true;
+      code += fmt::format("  b = r.send_begin({}, {}, {});\n", snd.port, snd.to, m);
+      for (size_t i = 0; i < m; ++i) code += set(fmt::format("r.at(b, {})", i), nonzero(snd.payload[i].terms));
+      code += fmt::format("  if (!r.send_end({}, {}, {}, b, {}, res)) return false;\n", st.t, snd.port, snd.to, m);
     }
     for (const auto& rcv : st.recvs) {
       comment(code, fmt::format("recv port {} <- {} (sent {}) -> {}", rcv.port, rcv.from, rcv.sent_at, slots_text(rcv.into)));
@@ -209,9 +212,13 @@ class RankEmitter {
         code += fmt::format("  if (!r.recv({}, {}, {}, r.row({}), {}, res)) return false;\n", st.t, rcv.port, rcv.from, *base, m);
         continue;
       }
+      // Rows to scattered slots: copied out of the channel's view of the
+      // message when it offers one.
       need_stage(m);
-      code += fmt::format("  if (!r.recv({}, {}, {}, r.stage(0), {}, res)) return false;\n", st.t, rcv.port, rcv.from, m);
-      for (size_t i = 0; i < m; ++i) code += fmt::format("  r.copy(r.row({}), r.stage({}), 1);\n", rcv.into[i], i);
+      uses_v = true;
+      code += fmt::format("  if (!(v = r.recv_view({}, {}, {}, {}, res))) return false;\n", st.t, rcv.port, rcv.from, m);
+      for (size_t i = 0; i < m; ++i) code += fmt::format("  r.copy_row(r.row({}), r.at(v, {}));\n", rcv.into[i], i);
+      code += fmt::format("  r.recv_done({}, {}, v);\n", rcv.port, rcv.from);
     }
     for (const auto& op : st.ops) {
       comment(code, fmt::format("s{} := {}", op.dst, combo_text(op.terms)));
@@ -231,8 +238,11 @@ class RankEmitter {
         code += set(dst, terms);
       }
     }
-    return fmt::format("bool step_{}(R&{}, Result*{}) {{\n{}  return true;\n}}\n\n", st.t, uses_r ? " r" : "",
-                       uses_res ? " res" : "", code);
+    std::string decl;
+    if (uses_b) decl += "  E* b;\n";
+    if (uses_v) decl += "  const E* v;\n";
+    return fmt::format("bool step_{}(R&{}, Result*{}) {{\n{}{}  return true;\n}}\n\n", st.t, uses_r ? " r" : "",
+                       uses_res ? " res" : "", decl, code);
   }
 
   const PlanView& plan_;

@@ -26,17 +26,20 @@
 // the Rank<F> context. No heap, no exceptions, no MPI.
 //
 // Combinations are not written as expressions: every combination the code
-// evaluates is a call `r.set(dst, kSlot + o, kCoef + o, n)` (or `r.acc`)
+// evaluates is a call `r.set(dst, kSlot + o, kPrep.c + o, n)` (or `r.acc`)
 // naming a run of two constant tables (slot indices, uint8/16/32 as the
-// rank's slot count needs, and coefficients at the field's width), so a
-// statement's size does not grow with its term count and large plans stay
-// compilable. Terms with coefficient 0 are dropped. The Channel sends and
-// receives rows of the workspace: a payload that is consecutive slots with
-// coefficient 1 goes out from the slots, any other payload is built in
-// staging rows first; a message landing in consecutive slots is received in
-// place, any other into staging and then copied. An op whose destination is
-// also one of its sources (other than `dst := dst + …`) is built in a staging
-// row and copied.
+// rank's slot count needs, and coefficients prepared at compile time for
+// the kernel path: collplan_embedded::Prepared), so a statement's size does
+// not grow with its term count and large plans stay compilable; each is one
+// fused pass over its destination. Terms with coefficient 0 are dropped. A
+// payload that is consecutive slots with coefficient 1 goes out from the
+// slots; any other payload is computed between r.send_begin and r.send_end,
+// straight into the channel's buffer when the Channel offers one (else in
+// staging rows). A message landing in consecutive slots is received in
+// place; any other is copied row by row out of r.recv_view (the channel's
+// memory when it offers a view, else staging rows). An op whose destination
+// is also one of its sources (other than `dst := dst + …`) is built in a
+// staging row and copied.
 //
 // Limits: the source is linear in the rank's term count (about 10 bytes per
 // term in the tables, about 100 bytes per statement with its comment); a

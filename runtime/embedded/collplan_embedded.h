@@ -37,6 +37,24 @@
 //   peer, wrong size, timeout...); the emitted function then stops and
 //   returns a Result naming step, peer and port.
 //
+// Optional, for channels that own message memory (a transmit ring, DMA
+// buffers, shared memory); the defaults say "not offered" and the Rank then
+// uses send/recv and its staging rows:
+//   void* send_buffer(port, peer, bytes)
+//     a buffer (aligned to 4) of `bytes` for the next message to `peer` on
+//     `port`; the emitted code computes a combined payload straight into it
+//     and hands it over with send_commit(port, peer, buffer, bytes), which
+//     has send's contract. At most one buffer is outstanding at a time.
+//   const void* recv_view(port, peer, bytes, bool* failed)
+//     blocks like recv, then returns the message in the channel's memory
+//     (aligned to 4) instead of copying it; the emitted code copies its rows
+//     to their slots and calls recv_release(port, peer, view). At most one
+//     view is outstanding at a time. nullptr with *failed = true is a
+//     failure; nullptr with *failed = false, "not offered".
+// With both, a payload that is a combination crosses memory once (computed
+// into the channel's buffer, copied out at the receiver) instead of three
+// times (staging row, channel copy, receive copy).
+//
 // Postal latency λ: the emitted code follows the plan's step order: in step
 // t, evaluate and send the payloads of step t (from the slots as they were
 // at the end of step t−1), receive the messages the plan receives in step t
@@ -72,6 +90,15 @@ class Channel {
  public:
   virtual bool send(uint32_t port, uint32_t peer, const void* data, size_t bytes) = 0;
   virtual bool recv(uint32_t port, uint32_t peer, void* data, size_t bytes) = 0;
+
+  // Optional zero-copy forms (see "The Channel contract"); not offered by default.
+  virtual void* send_buffer(uint32_t /*port*/, uint32_t /*peer*/, size_t /*bytes*/) { return nullptr; }
+  virtual bool send_commit(uint32_t /*port*/, uint32_t /*peer*/, void* /*buffer*/, size_t /*bytes*/) { return false; }
+  virtual const void* recv_view(uint32_t /*port*/, uint32_t /*peer*/, size_t /*bytes*/, bool* failed) {
+    *failed = false;
+    return nullptr;
+  }
+  virtual void recv_release(uint32_t /*port*/, uint32_t /*peer*/, const void* /*view*/) {}
 
  protected:
   Channel() = default;
@@ -148,6 +175,40 @@ class Rank {
     return false;
   }
 
+  // A payload computed in place: send_begin gives `rows` rows to fill (the
+  // channel's buffer when it offers one, else staging rows from row 0),
+  // send_end sends them.
+  elem* send_begin(uint32_t port, uint32_t peer, uint32_t rows) {
+    void* b = ch_.send_buffer(port, peer, rows * row_bytes());
+    loaned_ = b != nullptr;
+    return loaned_ ? static_cast<elem*>(b) : stage(0);
+  }
+  bool send_end(uint32_t step, uint32_t port, uint32_t peer, elem* rows_at, uint32_t rows, Result* res) {
+    const size_t bytes = rows * row_bytes();
+    if (loaned_ ? ch_.send_commit(port, peer, rows_at, bytes) : ch_.send(port, peer, rows_at, bytes)) return true;
+    *res = Result{Error::send_failed, step, peer, port};
+    return false;
+  }
+  // A message whose rows go to scattered slots: recv_view gives its rows (the
+  // channel's memory when it offers a view, else staging rows from row 0,
+  // received into), recv_done releases them; nullptr on failure.
+  const elem* recv_view(uint32_t step, uint32_t port, uint32_t peer, uint32_t rows, Result* res) {
+    bool failed = false;
+    const void* v = ch_.recv_view(port, peer, rows * row_bytes(), &failed);
+    viewed_ = v != nullptr;
+    if (viewed_) return static_cast<const elem*>(v);
+    if (!failed && recv(step, port, peer, stage(0), rows, res)) return stage(0);
+    *res = Result{Error::recv_failed, step, peer, port};
+    return nullptr;
+  }
+  void recv_done(uint32_t port, uint32_t peer, const elem* view) {
+    if (viewed_) ch_.recv_release(port, peer, view);
+  }
+  // Row i of a block of rows (a send buffer or a received view).
+  elem* at(elem* rows_at, uint32_t i) { return rows_at + static_cast<size_t>(i) * len_; }
+  const elem* at(const elem* rows_at, uint32_t i) { return rows_at + static_cast<size_t>(i) * len_; }
+  void copy_row(elem* dst, const elem* src) { memcpy(dst, src, row_bytes()); }
+
  private:
   // Sources in chunks of kChunk (pointer arrays on the stack): each chunk is
   // one fused pass over dst; chunks after the first accumulate.
@@ -174,6 +235,8 @@ class Rank {
   }
 
   Channel& ch_;
+  bool loaned_ = false;  // the open send_begin's rows are the channel's
+  bool viewed_ = false;  // the open recv_view's rows are the channel's
   elem* ws_;
   size_t len_;
   uint32_t stage_;

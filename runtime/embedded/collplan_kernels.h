@@ -19,10 +19,11 @@
 //                           it when accumulating).
 //   F::add, F::mul, F::mad  single-term region forms (tests, applications)
 //
-// ─── Kernel selection (compile time) ───────────────────────────────────────
+// ─── Kernel selection ───────────────────────────────────────────────────────
 //
-// COLLPLAN_EMBEDDED_ISA is one of the values below. Left undefined, the best
-// the compiler targets is taken (what -march=... enables):
+// COLLPLAN_EMBEDDED_ISA is one of the values below. Left undefined, it is
+// the best path the compiler targets (what -march=... enables), and for a
+// plain x86-64 build with GCC or Clang, X86_DISPATCH:
 //
 //   GFNI_AVX512  x86 GFNI + AVX-512BW: GF(2^8) and GF(2^16) multiplication by
 //                a constant as GF2P8AFFINEQB bit-matrix products (one 8x8
@@ -34,24 +35,26 @@
 //                delayed reduction (64-bit products summed unreduced, folded
 //                by two Shoup products when the sum could overflow, and at
 //                the end); GF(65537) by 2^16 ≡ −1 with lazy 32-bit sums.
+//   X86_DISPATCH all three above compiled with per-function target
+//                attributes, plus SCALAR, and the best the CPU has picked at
+//                run time (once, by __builtin_cpu_supports): one binary for
+//                any x86-64 machine at that machine's speed.
 //   NEON         AArch64 Advanced SIMD: the split tables with TBL (GF(2^8),
-//                GF(2^16) with LD2/ST2 de-interleaving); prime fields scalar.
-//   VECTOR       GCC/Clang generic vectors on SSE2 (every x86-64 CPU, so a
-//                plain -O2 build): GF(2^8) and GF(2^16) bitsliced — for each
-//                bit j of x, a compare makes a byte mask and the mask selects
-//                c·x^j; no table lookups, 16 bytes per operation.
-//   SCALAR       any C++17 compiler and CPU (microcontrollers): GF(2^8)
-//                through 256-byte tables expanded per call from the
-//                prepared 16-entry nibble tables (one lookup per byte),
-//                GF(2^16) through four 16-entry nibble tables per
-//                coefficient; words of 8 bytes are read and written at once.
-//                Prime fields: 64-bit products summed unreduced, reduced
-//                (Q is a compile-time constant, so % Q is a multiply) only
-//                when the next term could overflow, and at the end.
+//                GF(2^16) de-interleaved by LD2/ST2); prime fields as SCALAR.
+//   SCALAR       any C++17 compiler and CPU (microcontrollers): GF(2^8) and
+//                GF(2^16) through 256-entry tables expanded per call and
+//                term from the prepared 16-entry nibble tables (one lookup
+//                per byte) for regions of at least 256 elements, the nibble
+//                tables themselves below; prime fields fused: 64-bit
+//                products summed unreduced and reduced (Q is a compile-time
+//                constant, so % Q is a multiply) only when the next term
+//                could overflow, and at the end.
 //
 // Defining COLLPLAN_EMBEDDED_ISA to a path the compiler does not target is
-// an #error. Every path gives the same bytes (tests force each one).
-//
+// an #error. Every path gives the same bytes (the tests force each one).
+// The vector paths process whole vectors and finish a region through a
+// zero-padded copy of its last partial vector.
+
 // ─── Kernel hook ────────────────────────────────────────────────────────────
 //
 // An application may route combinations through its own kernels (ISA-L's
@@ -69,11 +72,11 @@
 #include <string.h>
 
 #define COLLPLAN_EMBEDDED_ISA_SCALAR 0
-#define COLLPLAN_EMBEDDED_ISA_VECTOR 1
-#define COLLPLAN_EMBEDDED_ISA_NEON 2
-#define COLLPLAN_EMBEDDED_ISA_AVX2 3
-#define COLLPLAN_EMBEDDED_ISA_GFNI_AVX2 4
-#define COLLPLAN_EMBEDDED_ISA_GFNI_AVX512 5
+#define COLLPLAN_EMBEDDED_ISA_NEON 1
+#define COLLPLAN_EMBEDDED_ISA_AVX2 2
+#define COLLPLAN_EMBEDDED_ISA_GFNI_AVX2 3
+#define COLLPLAN_EMBEDDED_ISA_GFNI_AVX512 4
+#define COLLPLAN_EMBEDDED_ISA_X86_DISPATCH 5
 
 #if defined(__GFNI__) && defined(__AVX512BW__) && defined(__AVX512F__)
 #define COLLPLAN_EMBEDDED_BEST_ISA COLLPLAN_EMBEDDED_ISA_GFNI_AVX512
@@ -83,8 +86,8 @@
 #define COLLPLAN_EMBEDDED_BEST_ISA COLLPLAN_EMBEDDED_ISA_AVX2
 #elif defined(__aarch64__) && defined(__ARM_NEON)
 #define COLLPLAN_EMBEDDED_BEST_ISA COLLPLAN_EMBEDDED_ISA_NEON
-#elif defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
-#define COLLPLAN_EMBEDDED_BEST_ISA COLLPLAN_EMBEDDED_ISA_VECTOR
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define COLLPLAN_EMBEDDED_BEST_ISA COLLPLAN_EMBEDDED_ISA_X86_DISPATCH
 #else
 #define COLLPLAN_EMBEDDED_BEST_ISA COLLPLAN_EMBEDDED_ISA_SCALAR
 #endif
@@ -93,6 +96,9 @@
 #define COLLPLAN_EMBEDDED_ISA COLLPLAN_EMBEDDED_BEST_ISA
 #endif
 
+#if COLLPLAN_EMBEDDED_ISA < 0 || COLLPLAN_EMBEDDED_ISA > 5
+#error "COLLPLAN_EMBEDDED_ISA must be one of COLLPLAN_EMBEDDED_ISA_SCALAR ... _X86_DISPATCH (0..5)"
+#endif
 #if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX512 && \
     !(defined(__GFNI__) && defined(__AVX512BW__) && defined(__AVX512F__))
 #error "COLLPLAN_EMBEDDED_ISA GFNI_AVX512 needs -mgfni -mavx512f -mavx512bw (or a -march that has them)"
@@ -106,34 +112,35 @@
 #if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_NEON && !(defined(__aarch64__) && defined(__ARM_NEON))
 #error "COLLPLAN_EMBEDDED_ISA NEON needs an AArch64 target with Advanced SIMD"
 #endif
-#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_VECTOR && !(defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__)))
-#error "COLLPLAN_EMBEDDED_ISA VECTOR needs GCC or Clang on an SSE2 target"
-#endif
-#if COLLPLAN_EMBEDDED_ISA < 0 || COLLPLAN_EMBEDDED_ISA > 5
-#error "COLLPLAN_EMBEDDED_ISA must be one of COLLPLAN_EMBEDDED_ISA_SCALAR ... _GFNI_AVX512 (0..5)"
+#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH && !(defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)))
+#error "COLLPLAN_EMBEDDED_ISA X86_DISPATCH needs GCC or Clang on x86-64"
 #endif
 
-#define COLLPLAN_EMBEDDED_X86 \
-  (COLLPLAN_EMBEDDED_ISA >= COLLPLAN_EMBEDDED_ISA_AVX2 && COLLPLAN_EMBEDDED_ISA <= COLLPLAN_EMBEDDED_ISA_GFNI_AVX512)
-#define COLLPLAN_EMBEDDED_GFNI (COLLPLAN_EMBEDDED_ISA >= COLLPLAN_EMBEDDED_ISA_GFNI_AVX2)
+// What the selected path compiles: the x86 vector bodies, the GFNI
+// matrices, the split tables, the scalar kernels.
+#define COLLPLAN_EMBEDDED_HAS_GFNI512 \
+  (COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX512 || COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH)
+#define COLLPLAN_EMBEDDED_HAS_GFNI256 \
+  (COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX2 || COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH)
+#define COLLPLAN_EMBEDDED_HAS_AVX2 \
+  (COLLPLAN_EMBEDDED_ISA >= COLLPLAN_EMBEDDED_ISA_AVX2)  // every x86 path: the prime kernels
+#define COLLPLAN_EMBEDDED_HAS_SPLIT_X86 \
+  (COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_AVX2 || COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH)
+#define COLLPLAN_EMBEDDED_HAS_SCALAR \
+  (COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_SCALAR || COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH)
+#define COLLPLAN_EMBEDDED_COEF_GFNI (COLLPLAN_EMBEDDED_HAS_GFNI512 || COLLPLAN_EMBEDDED_HAS_GFNI256)
+#define COLLPLAN_EMBEDDED_COEF_SPLIT \
+  (COLLPLAN_EMBEDDED_ISA != COLLPLAN_EMBEDDED_ISA_GFNI_AVX2 && COLLPLAN_EMBEDDED_ISA != COLLPLAN_EMBEDDED_ISA_GFNI_AVX512)
 
-#if COLLPLAN_EMBEDDED_X86
+#if COLLPLAN_EMBEDDED_HAS_AVX2
 #include <immintrin.h>
+#define COLLPLAN_EMBEDDED_TARGET(t) __attribute__((target(t)))
+#define COLLPLAN_EMBEDDED_VECOP(t) __attribute__((target(t), always_inline)) static inline
 #elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_NEON
 #include <arm_neon.h>
 #endif
 
 namespace collplan_embedded {
-
-// The name of the kernel path this translation unit was compiled with.
-constexpr const char* kernel_isa() {
-  return COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX512 ? "gfni-avx512"
-         : COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX2 ? "gfni-avx2"
-         : COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_AVX2      ? "avx2"
-         : COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_NEON      ? "neon"
-         : COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_VECTOR    ? "vector-sse2"
-                                                                    : "scalar";
-}
 
 // ─── scalar arithmetic ──────────────────────────────────────────────────────
 
@@ -167,6 +174,8 @@ constexpr uint64_t gfni_block(uint32_t c, uint32_t m, uint32_t poly, uint32_t ou
   return a;
 }
 
+// ─── kernel hook ────────────────────────────────────────────────────────────
+
 template <class F>
 struct KernelHook {
   using elem = typename F::elem;
@@ -188,31 +197,146 @@ void set_kernel_hook(typename KernelHook<F>::Fn fn, void* ctx = nullptr) {
 
 namespace detail {
 
-// SIMD tails: the last partial vector goes through a zero-padded copy, so
-// every path runs one vector loop. W is the vector width in bytes.
-template <size_t W>
-struct Tail {
-  alignas(64) unsigned char buf[W];
+template <class T, uint32_t>
+struct Dependent {
+  using type = T;
 };
 
-#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_VECTOR
-typedef uint8_t v16u8 __attribute__((vector_size(16)));
-typedef int8_t v16s8 __attribute__((vector_size(16)));
-typedef uint16_t v8u16 __attribute__((vector_size(16)));
-typedef int16_t v8s16 __attribute__((vector_size(16)));
-template <class V>
-inline V vload(const void* p) {
-  V v;
-  memcpy(&v, p, sizeof v);
-  return v;
+// The last partial vector of a region: the sources copied into zero-padded
+// buffers (kChunk at a time), one whole vector computed by `fn`, the valid
+// bytes written back. STEP is the vector block in bytes.
+template <size_t STEP, class Coef>
+void tail(void (*fn)(unsigned char*, const unsigned char* const*, const Coef*, uint32_t, size_t, bool),
+          unsigned char* dst, const unsigned char* const* src, size_t off, const Coef* co, uint32_t k, size_t rest,
+          bool accumulate) {
+  constexpr uint32_t kChunk = 8;
+  alignas(64) unsigned char buf[kChunk][STEP];
+  alignas(64) unsigned char out[STEP] = {};
+  const unsigned char* ptr[kChunk];
+  if (accumulate) memcpy(out, dst, rest);
+  for (uint32_t s0 = 0; s0 < k; s0 += kChunk) {
+    const uint32_t c = k - s0 < kChunk ? k - s0 : kChunk;
+    for (uint32_t s = 0; s < c; ++s) {
+      memset(buf[s], 0, STEP);
+      memcpy(buf[s], src[s0 + s] + off, rest);
+      ptr[s] = buf[s];
+    }
+    fn(out, ptr, co + s0, c, STEP, accumulate || s0 > 0);
+  }
+  memcpy(dst, out, rest);
 }
-template <class V>
-inline void vstore(void* p, V v) {
-  memcpy(p, &v, sizeof v);
+
+#if COLLPLAN_EMBEDDED_HAS_AVX2
+#define COLLPLAN_EMBEDDED_T512 "gfni,avx512f,avx512bw"
+#define COLLPLAN_EMBEDDED_T256G "gfni,avx2"
+#define COLLPLAN_EMBEDDED_TAVX2 "avx2"
+
+// Clang (seen with 14) folds a broadcast matrix operand of GF2P8AFFINEQB
+// into a memory operand with a wrongly scaled 8-bit displacement, so the
+// instruction reads the wrong matrix; keeping the matrix in a register
+// avoids the memory form. GCC needs nothing.
+inline uint64_t opaque(uint64_t a) {
+#if defined(__clang__)
+  __asm__("" : "+r"(a));
+#endif
+  return a;
+}
+
+// The vector operations of each x86 path (collplan_kernels_x86.inc).
+struct OpsGfni512 {
+  using V = __m512i;
+  static constexpr size_t kW = 64;
+  static constexpr bool kGfni = true;
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) V load(const unsigned char* p) { return _mm512_loadu_si512(p); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) void store(unsigned char* p, V v) { _mm512_storeu_si512(p, v); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) V zero() { return _mm512_setzero_si512(); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) V bxor(V a, V b) { return _mm512_xor_si512(a, b); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) V aff(V x, uint64_t a) {
+    return _mm512_gf2p8affine_epi64_epi8(x, _mm512_set1_epi64(static_cast<long long>(opaque(a))), 0);
+  }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) V low8(V x) { return _mm512_and_si512(x, _mm512_set1_epi16(0x00FF)); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) V high8(V x) { return _mm512_srli_epi16(x, 8); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) V pack(V a, V b) { return _mm512_packus_epi16(a, b); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) V unlo(V a, V b) { return _mm512_unpacklo_epi8(a, b); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T512) V unhi(V a, V b) { return _mm512_unpackhi_epi8(a, b); }
+};
+
+#define COLLPLAN_EMBEDDED_OPS256(T)                                                                              \
+  using V = __m256i;                                                                                             \
+  static constexpr size_t kW = 32;                                                                               \
+  COLLPLAN_EMBEDDED_VECOP(T) V load(const unsigned char* p) {                                                    \
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));                                              \
+  }                                                                                                              \
+  COLLPLAN_EMBEDDED_VECOP(T) void store(unsigned char* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); } \
+  COLLPLAN_EMBEDDED_VECOP(T) V zero() { return _mm256_setzero_si256(); }                                         \
+  COLLPLAN_EMBEDDED_VECOP(T) V bxor(V a, V b) { return _mm256_xor_si256(a, b); }                                 \
+  COLLPLAN_EMBEDDED_VECOP(T) V low8(V x) { return _mm256_and_si256(x, _mm256_set1_epi16(0x00FF)); }              \
+  COLLPLAN_EMBEDDED_VECOP(T) V high8(V x) { return _mm256_srli_epi16(x, 8); }                                    \
+  COLLPLAN_EMBEDDED_VECOP(T) V pack(V a, V b) { return _mm256_packus_epi16(a, b); }                              \
+  COLLPLAN_EMBEDDED_VECOP(T) V unlo(V a, V b) { return _mm256_unpacklo_epi8(a, b); }                             \
+  COLLPLAN_EMBEDDED_VECOP(T) V unhi(V a, V b) { return _mm256_unpackhi_epi8(a, b); }
+
+struct OpsGfni256 {
+  COLLPLAN_EMBEDDED_OPS256(COLLPLAN_EMBEDDED_T256G)
+  static constexpr bool kGfni = true;
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_T256G) V aff(V x, uint64_t a) {
+    return _mm256_gf2p8affine_epi64_epi8(x, _mm256_set1_epi64x(static_cast<long long>(opaque(a))), 0);
+  }
+};
+
+struct OpsAvx2 {
+  COLLPLAN_EMBEDDED_OPS256(COLLPLAN_EMBEDDED_TAVX2)
+  static constexpr bool kGfni = false;
+  // A 16-entry table in both 128-bit lanes; lookups by the low / high nibble.
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_TAVX2) V tbl(const uint8_t* t) {
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t)));
+  }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_TAVX2) V shuf(V t, V idx) { return _mm256_shuffle_epi8(t, idx); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_TAVX2) V lo4(V x) { return _mm256_and_si256(x, _mm256_set1_epi8(0x0F)); }
+  COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_TAVX2) V hi4(V x) {
+    return _mm256_and_si256(_mm256_srli_epi16(x, 4), _mm256_set1_epi8(0x0F));
+  }
+};
+#undef COLLPLAN_EMBEDDED_OPS256
+#endif
+
+#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH
+// What the CPU offers: 4 GFNI + AVX-512BW, 3 GFNI + AVX2, 2 AVX2, 0 none of
+// them. Asked once; the cached value is an int read and written atomically.
+inline int x86_level() {
+  static int level = -1;
+  int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+  if (l < 0) {
+    __builtin_cpu_init();
+    const bool avx2 = __builtin_cpu_supports("avx2"), gfni = __builtin_cpu_supports("gfni");
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    l = gfni && avx512 ? 4 : gfni && avx2 ? 3 : avx2 ? 2 : 0;
+    __atomic_store_n(&level, l, __ATOMIC_RELAXED);
+  }
+  return l;
 }
 #endif
 
 }  // namespace detail
+
+// The kernel path this translation unit runs (for X86_DISPATCH, the one the
+// CPU selected).
+inline const char* kernel_isa() {
+#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH
+  switch (detail::x86_level()) {
+    case 4: return "x86-dispatch: gfni-avx512";
+    case 3: return "x86-dispatch: gfni-avx2";
+    case 2: return "x86-dispatch: avx2";
+    default: return "x86-dispatch: scalar";
+  }
+#else
+  return COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX512 ? "gfni-avx512"
+         : COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX2 ? "gfni-avx2"
+         : COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_AVX2      ? "avx2"
+         : COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_NEON      ? "neon"
+                                                                    : "scalar";
+#endif
+}
 
 // ─── GF(2^M) ────────────────────────────────────────────────────────────────
 
@@ -229,9 +353,8 @@ struct Gf2mElem<16> {
 
 // GF(2^M), M ∈ {8, 16}, reduction polynomial POLY (with its x^M bit).
 // Multiplication by a constant c is linear over GF(2) in the bits of x,
-// which every path uses: a bit matrix (GFNI), XORs of table entries indexed
-// by the nibbles of x (split tables), or XORs of c·x^j selected by the bits
-// of x (bitsliced).
+// which every path uses: a bit matrix (GFNI), or XORs of table entries
+// indexed by the nibbles (or bytes) of x (split tables).
 template <uint32_t M, uint32_t POLY>
 struct Gf2m {
   static_assert(M == 8 || M == 16, "collplan_embedded: GF(2^m) for m = 8 or 16");
@@ -240,13 +363,10 @@ struct Gf2m {
 
   struct Coef {
     elem c = 0;
-#if COLLPLAN_EMBEDDED_GFNI
+#if COLLPLAN_EMBEDDED_COEF_GFNI
     uint64_t a[kBytes * kBytes] = {};  // block (out byte o, in byte i) at a[o·kBytes + i]
-#elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_VECTOR
-    elem bit[M] = {};  // c·x^j
-#elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_SCALAR
-    elem nib[M / 4][16] = {};  // nib[h][v] = c·(v << 4h)
-#else
+#endif
+#if COLLPLAN_EMBEDDED_COEF_SPLIT
     uint8_t split[(M / 4) * kBytes][16] = {};  // split[h·kBytes + b][v] = byte b of c·(v << 4h)
 #endif
   };
@@ -256,26 +376,20 @@ struct Gf2m {
   static constexpr Coef prepare(elem c) {
     Coef t{};
     t.c = c;
-#if COLLPLAN_EMBEDDED_GFNI
+#if COLLPLAN_EMBEDDED_COEF_GFNI
     for (uint32_t o = 0; o < kBytes; ++o)
       for (uint32_t i = 0; i < kBytes; ++i) t.a[o * kBytes + i] = gfni_block(c, M, POLY, o, i);
-#elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_VECTOR
-    for (uint32_t j = 0; j < M; ++j) t.bit[j] = mul1(c, static_cast<elem>(1u << j));
-#else
+#endif
+#if COLLPLAN_EMBEDDED_COEF_SPLIT
     for (uint32_t h = 0; h < M / 4; ++h) {
       const elem b = mul1(c, static_cast<elem>(1u << (4 * h)));  // c·x^(4h)
       elem e[16] = {};
-      for (uint32_t i = 0; i < 4; ++i) {  // e[v] for v < 2^(i+1) from c·x^(4h+i)
+      for (uint32_t i = 0; i < 4; ++i) {  // e[v] for v < 2^(i+1), from c·x^(4h+i)
         const elem ci = mul1(b, static_cast<elem>(1u << i));
         for (uint32_t v = 0; v < (1u << i); ++v) e[(1u << i) | v] = static_cast<elem>(e[v] ^ ci);
       }
-      for (uint32_t v = 0; v < 16; ++v) {
-#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_SCALAR
-        t.nib[h][v] = e[v];
-#else
+      for (uint32_t v = 0; v < 16; ++v)
         for (uint32_t b8 = 0; b8 < kBytes; ++b8) t.split[h * kBytes + b8][v] = static_cast<uint8_t>(e[v] >> (8 * b8));
-#endif
-      }
     }
 #endif
     return t;
@@ -287,27 +401,50 @@ struct Gf2m {
       if (!accumulate) memset(dst, 0, n * sizeof(elem));
       return;
     }
-    dot_impl(reinterpret_cast<unsigned char*>(dst), reinterpret_cast<const unsigned char* const*>(src), co, k,
-             n * sizeof(elem), accumulate);
+    unsigned char* d = reinterpret_cast<unsigned char*>(dst);
+    const unsigned char* const* s = reinterpret_cast<const unsigned char* const*>(src);
+    const size_t nb = n * sizeof(elem);
+#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX512
+    dot_gfni512(d, s, co, k, nb, accumulate);
+#elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX2
+    dot_gfni256(d, s, co, k, nb, accumulate);
+#elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_AVX2
+    dot_avx2(d, s, co, k, nb, accumulate);
+#elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH
+    switch (detail::x86_level()) {
+      case 4: dot_gfni512(d, s, co, k, nb, accumulate); break;
+      case 3: dot_gfni256(d, s, co, k, nb, accumulate); break;
+      case 2: dot_avx2(d, s, co, k, nb, accumulate); break;
+      default: dot_scalar(dst, src, co, k, n, accumulate); break;
+    }
+#elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_NEON
+    dot_neon(d, s, co, k, nb, accumulate);
+#else
+    (void)d;
+    (void)s;
+    (void)nb;
+    dot_scalar(dst, src, co, k, n, accumulate);
+#endif
   }
 
+  // Single-term forms (tests, applications).
   static void add(elem* dst, const elem* src, size_t n) {
     const Coef one = prepare(1);
     dot(dst, &src, &one, 1, n, true);
   }
   static void mul(elem* dst, const elem* src, elem c, size_t n) {
     const Coef t = prepare(c);
-    if (dst == src) {  // in place: block by block through a buffer
-      elem buf[256];
-      for (size_t i = 0; i < n; i += 256) {
-        const size_t m = n - i < 256 ? n - i : 256;
-        memcpy(buf, src + i, m * sizeof(elem));
-        const elem* b = buf;
-        dot(dst + i, &b, &t, 1, m, false);
-      }
+    if (dst != src) {
+      dot(dst, &src, &t, 1, n, false);
       return;
     }
-    dot(dst, &src, &t, 1, n, false);
+    elem buf[256];  // in place: block by block through a copy
+    for (size_t i = 0; i < n; i += 256) {
+      const size_t m = n - i < 256 ? n - i : 256;
+      memcpy(buf, src + i, m * sizeof(elem));
+      const elem* b = buf;
+      dot(dst + i, &b, &t, 1, m, false);
+    }
   }
   static void mad(elem* dst, const elem* src, elem c, size_t n) {
     const Coef t = prepare(c);
@@ -315,111 +452,40 @@ struct Gf2m {
   }
 
  private:
-  // Byte-level kernel: nb bytes (a multiple of kBytes).
-#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_GFNI_AVX512
-  using V = __m512i;
-  static constexpr size_t kW = 64;
-  static V vload(const unsigned char* p) { return _mm512_loadu_si512(p); }
-  static void vstore(unsigned char* p, V v) { _mm512_storeu_si512(p, v); }
-  static V vxor(V a, V b) { return _mm512_xor_si512(a, b); }
-  static V vzero() { return _mm512_setzero_si512(); }
-  static V aff(V x, uint64_t a) { return _mm512_gf2p8affine_epi64_epi8(x, _mm512_set1_epi64(static_cast<long long>(a)), 0); }
-  static V and16(V x) { return _mm512_and_si512(x, _mm512_set1_epi16(0x00FF)); }
-  static V srl16(V x) { return _mm512_srli_epi16(x, 8); }
-  static V pack(V a, V b) { return _mm512_packus_epi16(a, b); }
-  static V unlo(V a, V b) { return _mm512_unpacklo_epi8(a, b); }
-  static V unhi(V a, V b) { return _mm512_unpackhi_epi8(a, b); }
-#elif COLLPLAN_EMBEDDED_X86
-  using V = __m256i;
-  static constexpr size_t kW = 32;
-  static V vload(const unsigned char* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  static void vstore(unsigned char* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-  static V vxor(V a, V b) { return _mm256_xor_si256(a, b); }
-  static V vzero() { return _mm256_setzero_si256(); }
-#if COLLPLAN_EMBEDDED_GFNI
-  static V aff(V x, uint64_t a) { return _mm256_gf2p8affine_epi64_epi8(x, _mm256_set1_epi64x(static_cast<long long>(a)), 0); }
+  using DotFn = void (*)(unsigned char*, const unsigned char* const*, const Coef*, uint32_t, size_t, bool);
+
+#if COLLPLAN_EMBEDDED_HAS_GFNI512
+#define COLLPLAN_X86_OPS detail::OpsGfni512
+#define COLLPLAN_X86_TARGET COLLPLAN_EMBEDDED_TARGET(COLLPLAN_EMBEDDED_T512)
+#define COLLPLAN_X86_DOT dot_gfni512
+#include "collplan_kernels_x86.inc"
+#undef COLLPLAN_X86_OPS
+#undef COLLPLAN_X86_TARGET
+#undef COLLPLAN_X86_DOT
 #endif
-  static V and16(V x) { return _mm256_and_si256(x, _mm256_set1_epi16(0x00FF)); }
-  static V srl16(V x) { return _mm256_srli_epi16(x, 8); }
-  static V pack(V a, V b) { return _mm256_packus_epi16(a, b); }
-  static V unlo(V a, V b) { return _mm256_unpacklo_epi8(a, b); }
-  static V unhi(V a, V b) { return _mm256_unpackhi_epi8(a, b); }
-  static V tbl(const uint8_t* t) { return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t))); }
-  static V shuf(V t, V idx) { return _mm256_shuffle_epi8(t, idx); }
+#if COLLPLAN_EMBEDDED_HAS_GFNI256
+#define COLLPLAN_X86_OPS detail::OpsGfni256
+#define COLLPLAN_X86_TARGET COLLPLAN_EMBEDDED_TARGET(COLLPLAN_EMBEDDED_T256G)
+#define COLLPLAN_X86_DOT dot_gfni256
+#include "collplan_kernels_x86.inc"
+#undef COLLPLAN_X86_OPS
+#undef COLLPLAN_X86_TARGET
+#undef COLLPLAN_X86_DOT
+#endif
+#if COLLPLAN_EMBEDDED_HAS_SPLIT_X86
+#define COLLPLAN_X86_OPS detail::OpsAvx2
+#define COLLPLAN_X86_TARGET COLLPLAN_EMBEDDED_TARGET(COLLPLAN_EMBEDDED_TAVX2)
+#define COLLPLAN_X86_DOT dot_avx2
+#include "collplan_kernels_x86.inc"
+#undef COLLPLAN_X86_OPS
+#undef COLLPLAN_X86_TARGET
+#undef COLLPLAN_X86_DOT
 #endif
 
-#if COLLPLAN_EMBEDDED_X86
-  // One vector of bytes (GF(2^8)) or two of elements (GF(2^16)) from all
-  // sources at byte offset i; r0 (and r1) hold the result.
-  static void block(const unsigned char* const* src, const Coef* co, uint32_t k, size_t i, V& r0, V& r1) {
-    if constexpr (M == 8) {
-      V acc = vzero();
-      for (uint32_t s = 0; s < k; ++s) {
-        const V x = vload(src[s] + i);
-        if (co[s].c == 1) {
-          acc = vxor(acc, x);
-          continue;
-        }
-#if COLLPLAN_EMBEDDED_GFNI
-        acc = vxor(acc, aff(x, co[s].a[0]));
-#else
-        const V m4 = _mm256_set1_epi8(0x0F);
-        const V lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
-        acc = vxor(acc, vxor(shuf(tbl(co[s].split[0]), lo), shuf(tbl(co[s].split[1]), hi)));
-#endif
-      }
-      r0 = acc;
-    } else {
-      // Low and high bytes of 2·kW/2 elements gathered by PACKUSWB (per
-      // 128-bit lane), multiplied in that domain, and re-interleaved once
-      // at the end by PUNPCK{L,H}BW, which undoes exactly that interleave.
-      V alo = vzero(), ahi = vzero();
-      for (uint32_t s = 0; s < k; ++s) {
-        const V a = vload(src[s] + i), b = vload(src[s] + i + kW);
-        const V lo = pack(and16(a), and16(b)), hi = pack(srl16(a), srl16(b));
-        if (co[s].c == 1) {
-          alo = vxor(alo, lo);
-          ahi = vxor(ahi, hi);
-          continue;
-        }
-#if COLLPLAN_EMBEDDED_GFNI
-        alo = vxor(alo, vxor(aff(lo, co[s].a[0]), aff(hi, co[s].a[1])));
-        ahi = vxor(ahi, vxor(aff(lo, co[s].a[2]), aff(hi, co[s].a[3])));
-#else
-        const V m4 = _mm256_set1_epi8(0x0F);
-        const V n0 = _mm256_and_si256(lo, m4), n1 = _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4);
-        const V n2 = _mm256_and_si256(hi, m4), n3 = _mm256_and_si256(_mm256_srli_epi16(hi, 4), m4);
-        const uint8_t(*t)[16] = co[s].split;
-        alo = vxor(alo, vxor(vxor(shuf(tbl(t[0]), n0), shuf(tbl(t[2]), n1)), vxor(shuf(tbl(t[4]), n2), shuf(tbl(t[6]), n3))));
-        ahi = vxor(ahi, vxor(vxor(shuf(tbl(t[1]), n0), shuf(tbl(t[3]), n1)), vxor(shuf(tbl(t[5]), n2), shuf(tbl(t[7]), n3))));
-#endif
-      }
-      r0 = unlo(alo, ahi);
-      r1 = unhi(alo, ahi);
-    }
-  }
-
-  static void dot_impl(unsigned char* dst, const unsigned char* const* src, const Coef* co, uint32_t k, size_t nb,
+#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_NEON
+  static void dot_neon(unsigned char* dst, const unsigned char* const* src, const Coef* co, uint32_t k, size_t nb,
                        bool accumulate) {
-    constexpr size_t step = kW * kBytes;  // bytes per block
-    size_t i = 0;
-    for (; i + step <= nb; i += step) {
-      V r0, r1;
-      block(src, co, k, i, r0, r1);
-      if (accumulate) r0 = vxor(r0, vload(dst + i));
-      vstore(dst + i, r0);
-      if constexpr (M == 16) {
-        if (accumulate) r1 = vxor(r1, vload(dst + i + kW));
-        vstore(dst + i + kW, r1);
-      }
-    }
-    if (i < nb) tail(dst + i, src, co, k, i, nb - i, accumulate);
-  }
-#elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_NEON
-  static constexpr size_t kW = 16;
-  static void dot_impl(unsigned char* dst, const unsigned char* const* src, const Coef* co, uint32_t k, size_t nb,
-                       bool accumulate) {
-    constexpr size_t step = kW * kBytes;
+    constexpr size_t step = 16 * kBytes;
     const uint8x16_t m4 = vdupq_n_u8(0x0F);
     size_t i = 0;
     for (; i + step <= nb; i += step) {
@@ -441,7 +507,7 @@ struct Gf2m {
         acc.val[0] = vdupq_n_u8(0);
         acc.val[1] = vdupq_n_u8(0);
         for (uint32_t s = 0; s < k; ++s) {
-          const uint8x16x2_t x = vld2q_u8(src[s] + i);  // val[0] low bytes, val[1] high bytes
+          const uint8x16x2_t x = vld2q_u8(src[s] + i);  // val[0]: low bytes, val[1]: high bytes
           if (co[s].c == 1) {
             acc.val[0] = veorq_u8(acc.val[0], x.val[0]);
             acc.val[1] = veorq_u8(acc.val[1], x.val[1]);
@@ -464,149 +530,64 @@ struct Gf2m {
         vst2q_u8(dst + i, acc);
       }
     }
-    if (i < nb) tail(dst + i, src, co, k, i, nb - i, accumulate);
-  }
-#elif COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_VECTOR
-  static constexpr size_t kW = 16;
-  static void dot_impl(unsigned char* dst, const unsigned char* const* src, const Coef* co, uint32_t k, size_t nb,
-                       bool accumulate) {
-    using namespace detail;
-    constexpr size_t step = 16;
-    size_t i = 0;
-    for (; i + step <= nb; i += step) {
-      if constexpr (M == 8) {
-        v16u8 acc = {};
-        for (uint32_t s = 0; s < k; ++s) {
-          v16u8 x = vload<v16u8>(src[s] + i);
-          if (co[s].c == 1) {
-            acc ^= x;
-            continue;
-          }
-          // From the top bit down: the sign of each byte selects c·x^j.
-          for (int j = 7; j >= 0; --j) {
-            acc ^= reinterpret_cast<v16u8>(reinterpret_cast<v16s8>(x) < 0) & co[s].bit[j];
-            x += x;
-          }
-        }
-        if (accumulate) acc ^= vload<v16u8>(dst + i);
-        vstore(dst + i, acc);
-      } else {
-        v8u16 acc = {};
-        for (uint32_t s = 0; s < k; ++s) {
-          v8u16 x = vload<v8u16>(src[s] + i);
-          if (co[s].c == 1) {
-            acc ^= x;
-            continue;
-          }
-          for (int j = 15; j >= 0; --j) {
-            acc ^= reinterpret_cast<v8u16>(reinterpret_cast<v8s16>(x) < 0) & co[s].bit[j];
-            x += x;
-          }
-        }
-        if (accumulate) acc ^= vload<v8u16>(dst + i);
-        vstore(dst + i, acc);
-      }
-    }
-    if (i < nb) tail(dst + i, src, co, k, i, nb - i, accumulate);
-  }
-#else  // SCALAR
-  static constexpr size_t kBlock = 1024;  // elements per block: dst stays in L1 across the terms
-  static void dot_impl(unsigned char* dst, const unsigned char* const* src, const Coef* co, uint32_t k, size_t nb,
-                       bool accumulate) {
-    const size_t n = nb / kBytes;
-    elem* d = reinterpret_cast<elem*>(dst);
-    if constexpr (M == 8) {
-      // Byte tables for long regions (one lookup per byte), expanded per
-      // term from the nibble tables; nibble lookups for short ones.
-      if (n >= 512) {
-        uint8_t t[256];
-        for (uint32_t s = 0; s < k; ++s) {
-          const bool first = s == 0 && !accumulate;
-          if (co[s].c == 1) {
-            xor_words(d, src[s], n, first);
-            continue;
-          }
-          for (uint32_t h = 0; h < 16; ++h)
-            for (uint32_t l = 0; l < 16; ++l) t[h * 16 + l] = static_cast<uint8_t>(co[s].nib[1][h] ^ co[s].nib[0][l]);
-          lookup_words(d, src[s], t, n, first);
-        }
-        return;
-      }
-      for (uint32_t s = 0; s < k; ++s) {
-        const uint8_t* x = src[s];
-        const bool first = s == 0 && !accumulate;
-        for (size_t i = 0; i < n; ++i) {
-          const uint8_t v = static_cast<uint8_t>(co[s].nib[0][x[i] & 15] ^ co[s].nib[1][x[i] >> 4]);
-          d[i] = first ? v : static_cast<uint8_t>(d[i] ^ v);
-        }
-      }
-    } else {
-      for (size_t b = 0; b < n; b += kBlock) {
-        const size_t m = n - b < kBlock ? n - b : kBlock;
-        for (uint32_t s = 0; s < k; ++s) {
-          const uint16_t* x = reinterpret_cast<const uint16_t*>(src[s]) + b;
-          const bool first = s == 0 && !accumulate;
-          const uint16_t(*t)[16] = co[s].nib;
-          for (size_t i = 0; i < m; ++i) {
-            const uint32_t v = x[i];
-            const uint16_t r = static_cast<uint16_t>(t[0][v & 15] ^ t[1][(v >> 4) & 15] ^ t[2][(v >> 8) & 15] ^ t[3][v >> 12]);
-            d[b + i] = first ? r : static_cast<uint16_t>(d[b + i] ^ r);
-          }
-        }
-      }
-    }
-  }
-  // d (^)= x, eight bytes at a time.
-  static void xor_words(uint8_t* d, const uint8_t* x, size_t n, bool first) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t a, b = 0;
-      memcpy(&a, x + i, 8);
-      if (!first) memcpy(&b, d + i, 8);
-      a ^= b;
-      memcpy(d + i, &a, 8);
-    }
-    for (; i < n; ++i) d[i] = first ? x[i] : static_cast<uint8_t>(d[i] ^ x[i]);
-  }
-  // d (^)= t[x], eight bytes read and written at once.
-  static void lookup_words(uint8_t* d, const uint8_t* x, const uint8_t* t, size_t n, bool first) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t a, r = 0;
-      memcpy(&a, x + i, 8);
-      for (uint32_t j = 0; j < 8; ++j) r |= static_cast<uint64_t>(t[(a >> (8 * j)) & 0xFF]) << (8 * j);
-      if (!first) {
-        uint64_t b;
-        memcpy(&b, d + i, 8);
-        r ^= b;
-      }
-      memcpy(d + i, &r, 8);
-    }
-    for (; i < n; ++i) d[i] = first ? t[x[i]] : static_cast<uint8_t>(d[i] ^ t[x[i]]);
+    if (i < nb) detail::tail<step>(&dot_neon, dst + i, src, i, co, k, nb - i, accumulate);
   }
 #endif
 
-#if COLLPLAN_EMBEDDED_ISA != COLLPLAN_EMBEDDED_ISA_SCALAR
-  // The last partial block: sources copied into zero-padded buffers, one
-  // block computed, the valid bytes written back.
-  static void tail(unsigned char* dst, const unsigned char* const* src, const Coef* co, uint32_t k, size_t off,
-                   size_t nb, bool accumulate) {
-    constexpr size_t step = kW * kBytes;
-    constexpr uint32_t kChunk = 16;  // sources per pass over the tail buffer
-    detail::Tail<step> buf[kChunk];
-    detail::Tail<step> out{};
-    const unsigned char* ptr[kChunk];
-    if (accumulate) memcpy(out.buf, dst, nb);
-    for (uint32_t s0 = 0; s0 < k; s0 += kChunk) {
-      const uint32_t c = k - s0 < kChunk ? k - s0 : kChunk;
-      for (uint32_t s = 0; s < c; ++s) {
-        memset(buf[s].buf, 0, step);
-        memcpy(buf[s].buf, src[s0 + s] + off, nb);
-        ptr[s] = buf[s].buf;
+#if COLLPLAN_EMBEDDED_HAS_SCALAR
+  // Term by term over the whole region: a lookup per byte is what bounds a
+  // scalar GF(2^m) kernel on a superscalar core (grouping terms per pass to
+  // save destination loads and stores measured no faster), and a term's
+  // pass streams one source and the destination. The nibble tables of a
+  // term: nib(t, h, v) = c·(v << 4h).
+  static elem nib(const Coef& t, uint32_t h, uint32_t v) {
+    elem r = 0;
+    for (uint32_t b = 0; b < kBytes; ++b) r = static_cast<elem>(r | (t.split[h * kBytes + b][v] << (8 * b)));
+    return r;
+  }
+  static constexpr size_t kByteTablesFrom = 256;  // elements; below, building 256 entries costs more than it saves
+  static void dot_scalar(elem* d, const elem* const* src, const Coef* co, uint32_t k, size_t n, bool accumulate) {
+    for (uint32_t s = 0; s < k; ++s) {
+      const elem* x = src[s];
+      const bool first = s == 0 && !accumulate;
+      if (co[s].c == 1) {
+        if (first) memcpy(d, x, n * sizeof(elem));
+        else
+          for (size_t i = 0; i < n; ++i) d[i] = static_cast<elem>(d[i] ^ x[i]);
+        continue;
       }
-      dot_impl(out.buf, ptr, co + s0, c, step, accumulate || s0 > 0);
+      if (n >= kByteTablesFrom) {
+        elem tb[kBytes][256];
+        byte_tables(co[s], tb);
+        const auto lookup = [&](elem v) -> elem {
+          if constexpr (M == 8) return tb[0][v];
+          else return static_cast<elem>(tb[0][v & 0xFF] ^ tb[kBytes - 1][v >> 8]);
+        };
+        if (first)
+          for (size_t i = 0; i < n; ++i) d[i] = lookup(x[i]);
+        else
+          for (size_t i = 0; i < n; ++i) d[i] = static_cast<elem>(d[i] ^ lookup(x[i]));
+        continue;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        elem r = 0;
+        for (uint32_t h = 0; h < M / 4; ++h) r = static_cast<elem>(r ^ nib(co[s], h, (x[i] >> (4 * h)) & 15));
+        d[i] = first ? r : static_cast<elem>(d[i] ^ r);
+      }
     }
-    memcpy(dst, out.buf, nb);
+  }
+  // tb[b][16·hi + lo] = c·(hi << (8b + 4)) + c·(lo << 8b), from the nibble
+  // tables: 256 XORs per byte of x.
+  static void byte_tables(const Coef& t, elem (*tb)[256]) {
+    for (uint32_t b = 0; b < kBytes; ++b) {
+      elem lo[16], hi[16];
+      for (uint32_t v = 0; v < 16; ++v) {
+        lo[v] = nib(t, 2 * b, v);
+        hi[v] = nib(t, 2 * b + 1, v);
+      }
+      for (uint32_t h = 0; h < 16; ++h)
+        for (uint32_t l = 0; l < 16; ++l) tb[b][16 * h + l] = static_cast<elem>(hi[h] ^ lo[l]);
+    }
   }
 #endif
 };
@@ -648,7 +629,9 @@ struct Prime {
 
   static void dot(elem* dst, const elem* const* src, const Coef* co, uint32_t k, size_t n, bool accumulate) {
     size_t i = 0;
-#if COLLPLAN_EMBEDDED_X86
+#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH
+    if (detail::x86_level() >= 2) i = dot_avx2(dst, src, co, k, n, accumulate);
+#elif COLLPLAN_EMBEDDED_HAS_AVX2
     i = dot_avx2(dst, src, co, k, n, accumulate);
 #endif
     if (i < n) dot_scalar(dst + i, src, co, k, i, n - i, accumulate);
@@ -689,19 +672,20 @@ struct Prime {
     }
   }
 
-#if COLLPLAN_EMBEDDED_X86
-  static __m256i loadu(const uint32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  static void storeu(uint32_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+#if COLLPLAN_EMBEDDED_HAS_AVX2
+#define COLLPLAN_EMBEDDED_AVX2OP COLLPLAN_EMBEDDED_VECOP(COLLPLAN_EMBEDDED_TAVX2)
+  COLLPLAN_EMBEDDED_AVX2OP __m256i loadu(const uint32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  COLLPLAN_EMBEDDED_AVX2OP void storeu(uint32_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
   // Any 32-bit lane mod 65537: lo − hi + Q in [2, 2^17], one conditional
   // subtraction.
-  static __m256i reduce65537(__m256i v, __m256i qv) {
+  COLLPLAN_EMBEDDED_AVX2OP __m256i reduce65537(__m256i v, __m256i qv) {
     const __m256i r =
         _mm256_sub_epi32(_mm256_add_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), qv), _mm256_srli_epi32(v, 16));
     return _mm256_min_epu32(r, _mm256_sub_epi32(r, qv));
   }
   // A 64-bit lane v = H·2^32 + L → v mod Q in [0, 4Q) by two Shoup products
   // (v ≡ H·R + L, R = 2^32 mod Q).
-  static __m256i fold64(__m256i v, __m256i q, __m256i R, __m256i Rp, __m256i onep) {
+  COLLPLAN_EMBEDDED_AVX2OP __m256i fold64(__m256i v, __m256i q, __m256i R, __m256i Rp, __m256i onep) {
     const __m256i H = _mm256_srli_epi64(v, 32);
     const __m256i L = _mm256_and_si256(v, _mm256_set1_epi64x(0xFFFFFFFFLL));
     const __m256i qh = _mm256_srli_epi64(_mm256_mul_epu32(H, Rp), 32);
@@ -711,13 +695,15 @@ struct Prime {
     return _mm256_add_epi64(rh, rl);
   }
   // [0, 4Q) → [0, Q) in 64-bit lanes (values < 2^33: signed compares work).
-  static __m256i final64(__m256i v, __m256i q) {
+  COLLPLAN_EMBEDDED_AVX2OP __m256i final64(__m256i v, __m256i q) {
     const __m256i q2 = _mm256_add_epi64(q, q);
     v = _mm256_sub_epi64(v, _mm256_and_si256(_mm256_cmpgt_epi64(v, _mm256_sub_epi64(q2, _mm256_set1_epi64x(1))), q2));
     return _mm256_sub_epi64(v, _mm256_and_si256(_mm256_cmpgt_epi64(v, _mm256_sub_epi64(q, _mm256_set1_epi64x(1))), q));
   }
+#undef COLLPLAN_EMBEDDED_AVX2OP
 
   // Whole 8-element blocks; returns how many elements were done.
+  COLLPLAN_EMBEDDED_TARGET(COLLPLAN_EMBEDDED_TAVX2)
   static size_t dot_avx2(elem* dst, const elem* const* src, const Coef* co, uint32_t k, size_t n, bool accumulate) {
     size_t i = 0;
     if constexpr (Q == 65537) {

@@ -1,18 +1,23 @@
 // Runs every emitted rank of a plan (described by plan_glue.cpp, see
 // harness.h) in threads over the in-process channel:
 //   harness LEN IN OUT [REPS]
+// Environment: COLLPLAN_CHANNEL_COPY=1 makes the channel a plain copying one
+// (no zero-copy forms).
 // IN holds every rank's inputs, rank-major then input order, LEN elements
 // each at the field's width; OUT receives the outputs in the same order.
-// With REPS, runs all ranks REPS times and prints the median wall time of
-// one run (threads started and joined included; workspaces allocated before
-// the clock starts). Exit 0 on success, 1 when a rank reports an error
-// (printed), 2 on bad use.
+// With REPS, runs all ranks REPS times more and prints the median wall time
+// of one run (from releasing the ranks' threads, started once, to the last
+// one finishing; workspaces allocated before the clock starts). Exit 0 on
+// success, 1 when a rank reports an error (printed), 2 on bad use.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,6 +31,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const size_t len = std::strtoull(argv[1], nullptr, 10);
+  // COLLPLAN_CHANNEL_COPY=1: the channel offers no zero-copy forms, so the
+  // emitted code's staging-row paths run.
+  const char* copy = std::getenv("COLLPLAN_CHANNEL_COPY");
+  const bool zero_copy = !(copy && std::string(copy) == "1");
   const size_t row = len * plan.elem_bytes;
   std::ifstream in(argv[2], std::ios::binary);
   const std::vector<unsigned char> input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -50,27 +59,57 @@ int main(int argc, char** argv) {
     // uint32_t words: aligned for every field's element type.
     ws[r].resize((plan.workspace_bytes(r, len) + 3) / 4 + 1);
   }
-  const auto run_all = [&] {
-    collplan_test::Mailboxes boxes;
-    std::vector<std::thread> threads;
-    for (uint32_t r = 0; r < plan.num_ranks; ++r)
-      threads.emplace_back([&, r] {
-        collplan_test::InprocChannel ch(boxes, r);
+  // One persistent thread per rank (as the engine's threads runner keeps its
+  // workers): a run releases them all and ends when the last one is done, so
+  // thread start-up is not timed.
+  collplan_test::Mailboxes boxes;
+  std::mutex mu;
+  std::condition_variable start_cv, done_cv;
+  uint64_t generation = 0;
+  uint32_t running = 0;
+  bool quit = false;
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < plan.num_ranks; ++r)
+    threads.emplace_back([&, r] {
+      collplan_test::InprocChannel ch(boxes, r, zero_copy);
+      uint64_t seen = 0;
+      for (;;) {
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          start_cv.wait(lock, [&] { return quit || generation != seen; });
+          if (quit) return;
+          seen = generation;
+        }
         results[r] = plan.run_rank(r, ch, ins[r].data(), outs[r].data(), len, ws[r].data());
-      });
-    for (auto& t : threads) t.join();
+        std::lock_guard<std::mutex> lock(mu);
+        if (--running == 0) done_cv.notify_one();
+      }
+    });
+  const auto run_all = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      running = plan.num_ranks;
+      ++generation;
+    }
+    start_cv.notify_all();
+    std::unique_lock<std::mutex> lock(mu);
+    done_cv.wait(lock, [&] { return running == 0; });
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   run_all();
   if (argc == 5) {
     std::vector<double> times;
-    for (long i = std::strtol(argv[4], nullptr, 10); i > 0; --i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      run_all();
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
+    for (long i = std::strtol(argv[4], nullptr, 10); i > 0; --i) times.push_back(run_all());
     std::sort(times.begin(), times.end());
     if (!times.empty()) std::printf("median %.9f\n", times[times.size() / 2]);
   }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    quit = true;
+  }
+  start_cv.notify_all();
+  for (auto& t : threads) t.join();
   int rc = 0;
   for (uint32_t r = 0; r < plan.num_ranks; ++r)
     if (!results[r].ok()) {

@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,25 +128,75 @@ inline const std::string& harness_object() {
   return obj;
 }
 
+// A kernel path of collplan_kernels.h to build emitted code for: the
+// compiler (empty: CMake's), the flags that select the path, and a command
+// prefix that runs the result (an emulator for a cross-compiled path).
+struct KernelPath {
+  std::string name, compiler, flags, runner;
+};
+
+inline bool have_tool(const std::string& tool) { return run_cmd("command -v " + tool).status == 0; }
+
+// The AArch64 NEON path, when a cross compiler and qemu-aarch64 are installed
+// (scripts/setup.sh installs both).
+inline std::optional<KernelPath> neon_path() {
+  if (!have_tool("aarch64-linux-gnu-g++") || !have_tool("qemu-aarch64")) return std::nullopt;
+  return KernelPath{"neon", "aarch64-linux-gnu-g++", "", "qemu-aarch64 -L /usr/aarch64-linux-gnu "};
+}
+
+// The paths this machine builds and runs natively: the default (a plain
+// build: run-time dispatch on x86-64, which picks GFNI here when the CPU has
+// it) and, with `all`, SCALAR forced and each x86 SIMD path the CPU has,
+// forced at compile time.
+inline std::vector<KernelPath> kernel_paths(bool all) {
+  std::vector<KernelPath> p = {{"default", "", "", ""}};
+  if (!all) return p;
+  p.push_back({"scalar", "", "-DCOLLPLAN_EMBEDDED_ISA=0", ""});
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) p.push_back({"avx2", "", "-mavx2", ""});
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("gfni"))
+    p.push_back({"gfni-avx2", "", "-mavx2 -mgfni", ""});
+  if (__builtin_cpu_supports("gfni") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
+    p.push_back({"gfni-avx512", "", "-mgfni -mavx512f -mavx512bw", ""});
+#endif
+  return p;
+}
+
+// The paths the same-bytes tests build for: the plain build, or, with
+// COLLPLAN_ALL_KERNEL_PATHS=1 in the environment (the slow tier's run of the
+// [diff] cases), every path this machine can run.
+inline std::vector<KernelPath> diff_paths() {
+  const char* e = std::getenv("COLLPLAN_ALL_KERNEL_PATHS");
+  if (!(e && std::string(e) == "1")) return kernel_paths(false);
+  auto p = kernel_paths(true);
+  if (const auto neon = neon_path()) p.push_back(*neon);
+  return p;
+}
+
 // Builds the emitted sources in `dir` (dispatch header collplan_plan.h) with
-// the harness into dir/run. Fails the test with the compiler's output.
-inline void build_emitted(const fs::path& dir, const std::string& opt = "-O1") {
-  std::string cmd = cxx() + " " + opt + " -pthread -I" + dir.string() + " -I" + src("runtime/embedded") + " -I" +
-                    src("tests/emit") + " " + src("tests/emit/plan_glue.cpp") + " " + harness_object();
+// the harness into dir/run_<path>. Fails the test with the compiler's output.
+inline void build_emitted(const fs::path& dir, const KernelPath& path = {"default", "", "", ""},
+                          const std::string& opt = "-O1") {
+  const bool host = path.compiler.empty();
+  std::string cmd = (host ? cxx() : path.compiler + " -std=c++17 -Wall -Wextra -Werror") + " " + opt + " " +
+                    path.flags + " -pthread -I" + dir.string() + " -I" + src("runtime/embedded") + " -I" +
+                    src("tests/emit") + " " + src("tests/emit/plan_glue.cpp") + " " +
+                    (host ? harness_object() : src("tests/emit/harness.cpp"));
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".cpp") cmd += " " + e.path().string();
-  cmd += " -o " + (dir / "run").string();
+  cmd += " -o " + (dir / ("run_" + path.name)).string();
   const CmdResult c = run_cmd(cmd);
   INFO(cmd << "\n" << c.output);
   REQUIRE(c.status == 0);
 }
 
-// Runs dir/run on `in`; returns the outputs.
-inline std::vector<unsigned char> run_emitted(const fs::path& dir, size_t len, const std::vector<unsigned char>& in) {
+// Runs dir/run_<path> on `in`; returns the outputs.
+inline std::vector<unsigned char> run_emitted(const fs::path& dir, size_t len, const std::vector<unsigned char>& in,
+                                              const KernelPath& path = {"default", "", "", ""}) {
   write_bytes(dir / "in.bin", in);
-  const CmdResult r = run_cmd((dir / "run").string() + " " + std::to_string(len) + " " + (dir / "in.bin").string() +
-                              " " + (dir / "out.bin").string());
-  INFO(r.output);
+  const CmdResult r = run_cmd(path.runner + (dir / ("run_" + path.name)).string() + " " + std::to_string(len) + " " +
+                              (dir / "in.bin").string() + " " + (dir / "out.bin").string());
+  INFO(path.name << ": " << r.output);
   REQUIRE(r.status == 0);
   return read_bytes(dir / "out.bin");
 }

@@ -57,15 +57,37 @@ ir::Plan compiled(const Spec& s, const std::string& algorithm) {
   return passes::compile(s, opt).plan;
 }
 
-// The emitted code, the engine and direct computation agree byte for byte.
-void same_bytes(const ir::Plan& plan, size_t len, const std::string& name) {
+// The emitted code, the engine and direct computation agree byte for byte,
+// for vectors of `len` elements and of len + 300 (whole SIMD vectors and a
+// tail on every path; these over a copying channel), the emitted code built
+// for each of `paths` (by default diff_paths(): the plain build, or every
+// kernel path in the slow tier).
+void same_bytes(const ir::Plan& plan, size_t len, const std::string& name,
+                const std::vector<KernelPath>& paths = diff_paths()) {
   INFO(name);
-  const auto in = random_inputs(plan, len, 0x5eed + len);
-  const auto engine = engine_outputs(plan, len, in);
-  REQUIRE(engine == direct_outputs(plan, len, in));
-  const auto emitted = emitted_outputs(plan, len, in, scratch(name));
-  REQUIRE(emitted.size() == engine.size());
-  CHECK(emitted == engine);
+  const auto dir = scratch(name);
+  backend::write_files(backend::emit_cpp(backend::view_of(plan)), dir.string());
+  std::vector<std::pair<std::vector<unsigned char>, std::vector<unsigned char>>> cases;  // inputs, engine outputs
+  for (size_t l : {len, len + 300}) {
+    const auto in = random_inputs(plan, l, 0x5eed + l);
+    const auto engine = engine_outputs(plan, l, in);
+    REQUIRE(engine == direct_outputs(plan, l, in));
+    cases.emplace_back(in, engine);
+  }
+  for (const auto& path : paths) {
+    INFO("kernel path " << path.name);
+    build_emitted(dir, path);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const size_t l = i == 0 ? len : len + 300;
+      // The long vectors over a plain copying channel: the staging-row code
+      // runs too, not only the channel's zero-copy forms.
+      KernelPath run = path;
+      if (i == 1) run.runner = "COLLPLAN_CHANNEL_COPY=1 " + run.runner;
+      const auto emitted = run_emitted(dir, l, cases[i].first, run);
+      REQUIRE(emitted.size() == cases[i].second.size());
+      CHECK(emitted == cases[i].second);
+    }
+  }
 }
 
 template <class F>
@@ -544,4 +566,131 @@ TEST_CASE("emit-cpp CLI: one rank, self-contained directory, compiles alone, bad
   r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --name a-b");
   CHECK(r.status == 2);
   CHECK(r.output.find("'a-b' is not a C++ identifier") != std::string::npos);
+}
+
+// ---- kernel paths, the kernel hook, small targets ----------------------------
+
+namespace {
+
+// kernel_check.cpp (every kernel against shift-and-add / % q references) built
+// for `path` with `compiler` and run.
+void kernel_check(const KernelPath& path, const std::string& compiler) {
+  const auto d = scratch("kernel-check-" + path.name);
+  const std::string exe = (d / "kc").string();
+  const std::string cmd = compiler + " -std=c++17 -O2 -Wall -Wextra -Werror " + path.flags + " -I" +
+                          src("runtime/embedded") + " " + src("tests/emit/kernel_check.cpp") + " -o " + exe;
+  auto r = run_cmd(cmd);
+  INFO(cmd << "\n" << r.output);
+  REQUIRE(r.status == 0);
+  r = run_cmd(path.runner + exe);
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("0 mismatches"));
+}
+
+}  // namespace
+
+TEST_CASE("emit-cpp: every kernel path of collplan_kernels.h gives the reference products (gcc, clang, neon)", "[emit]") {
+  for (const auto& p : kernel_paths(true)) {
+    INFO("path " << p.name);
+    kernel_check(p, COLLPLAN_CXX);
+    if (have_tool("clang++")) kernel_check(p, "clang++");
+  }
+  if (const auto neon = neon_path()) kernel_check(*neon, neon->compiler);
+  else WARN("NEON path not checked: aarch64-linux-gnu-g++ or qemu-aarch64 missing (scripts/setup.sh installs them)");
+}
+
+TEST_CASE("emit-cpp same bytes on every kernel path: one plan per field (x86 paths and neon)", "[emit][diff]") {
+  auto paths = kernel_paths(true);
+  if (const auto neon = neon_path()) paths.push_back(*neon);
+  same_bytes(compiled(make_encode_spec(9, 2, 1, Field::gf256(), matrix_random(9, 1, Field::gf256())), "prepare-shoot"),
+             70, "paths-gf256", paths);
+  same_bytes(compiled(make_encode_spec(7, 1, 2, Field::gf65536(), matrix_random(7, 2, Field::gf65536())),
+                      "postal-prepare-shoot"),
+             45, "paths-gf65536", paths);
+  same_bytes(compiled(make_encode_spec(6, 3, 1, Field::prime(65537), matrix_random(6, 3, Field::prime(65537))),
+                      "prepare-shoot"),
+             21, "paths-p65537", paths);
+  same_bytes(compiled(dec_spec(8, 3, 2, true, Field::prime(2147483647)), "decentralized-grid"), 13, "paths-p31", paths);
+}
+
+TEST_CASE("emit-cpp: the kernel hook routes combinations through ISA-L, same bytes", "[emit][diff]") {
+  const ir::Plan plan =
+      compiled(make_encode_spec(8, 2, 1, Field::gf256(), matrix_random(8, 4, Field::gf256())), "prepare-shoot");
+  const auto dir = scratch("isal-hook");
+  backend::write_files(backend::emit_cpp(backend::view_of(plan)), dir.string());
+  // The hook file goes with the rank sources into the harness build.
+  fs::copy_file(src("tests/emit/isal_hook.cpp"), dir / "isal_hook.cpp");
+  build_emitted(dir, {"isal", "", "-Wl,--no-as-needed -lisal", ""});
+  for (size_t len : {size_t{40}, size_t{1000}}) {  // under 64 bytes the hook declines
+    const auto in = random_inputs(plan, len, 77 + len);
+    write_bytes(dir / "in.bin", in);
+    const CmdResult r = run_cmd((dir / "run_isal").string() + " " + std::to_string(len) + " " +
+                                (dir / "in.bin").string() + " " + (dir / "out.bin").string());
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK(read_bytes(dir / "out.bin") == engine_outputs(plan, len, in));
+    if (len < 64) CHECK_THAT(r.output, Catch::Contains("isal hook: 0 combinations"));
+    else CHECK_THAT(r.output, Catch::Contains(" 0 declined"));
+    CHECK_THAT(r.output, !Catch::Contains("isal hook: 0 combinations, 0 declined"));
+  }
+}
+
+TEST_CASE("emit-cpp: one rank builds without the C++ library, exceptions or RTTI; Cortex-M4 text size", "[emit]") {
+  const auto d = scratch("freestanding");
+  const ir::Plan plan =
+      compiled(make_encode_spec(16, 2, 1, Field::gf256(), matrix_random(16, 5, Field::gf256())), "prepare-shoot");
+  backend::EmitCppOptions o;
+  o.ranks = {3};
+  o.name = "fw";
+  backend::write_files(backend::emit_cpp(backend::view_of(plan), o), d.string());
+  // -nostdinc++: no C++ library header is reachable, only the C headers
+  // (stdint.h, stddef.h, string.h) and the compiler's intrinsics.
+  const std::string flags = " -std=c++17 -Os -nostdinc++ -fno-exceptions -fno-rtti -fno-threadsafe-statics -Wall -Wextra "
+                            "-Werror -I" + d.string() + " -I" + src("runtime/embedded") + " -c " +
+                            (d / "fw_rank3.cpp").string() + " -o ";
+  const auto undefined = [](const std::string& nm_output) {
+    std::vector<std::string> out;
+    std::istringstream in(nm_output);
+    std::string kind, sym;
+    while (in >> kind >> sym) out.push_back(sym);
+    return out;
+  };
+  // Host: the only outside symbols are the C library's mem* functions and,
+  // for run-time dispatch, libgcc's CPU model.
+  auto r = run_cmd(std::string(COLLPLAN_CXX) + flags + (d / "host.o").string());
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  r = run_cmd("nm -u " + (d / "host.o").string());
+  for (const auto& sym : undefined(r.output)) {
+    INFO("undefined symbol " << sym);
+    CHECK((sym == "memcpy" || sym == "memset" || sym == "memmove" || sym.rfind("__cpu_", 0) == 0 ||
+           sym == "_GLOBAL_OFFSET_TABLE_"));
+  }
+  if (!have_tool("arm-none-eabi-g++")) {
+    WARN("Cortex-M4 build not checked: arm-none-eabi-g++ missing (scripts/setup.sh installs gcc-arm-none-eabi)");
+    return;
+  }
+  r = run_cmd("arm-none-eabi-g++ -mcpu=cortex-m4 -mthumb" + flags + (d / "m4.o").string());
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  r = run_cmd("nm -u " + (d / "m4.o").string());
+  for (const auto& sym : undefined(r.output)) {
+    INFO("undefined symbol " << sym);
+    CHECK((sym == "memcpy" || sym == "memset" || sym == "memmove" || sym.rfind("__aeabi_", 0) == 0));
+  }
+  r = run_cmd("arm-none-eabi-size " + (d / "m4.o").string());
+  REQUIRE(r.status == 0);
+  std::istringstream in(r.output.substr(r.output.find('\n') + 1));
+  size_t text = 0, data = 0, bss = 0;
+  in >> text >> data >> bss;
+  // The scalar kernels, one rank's program and its prepared coefficients
+  // (32 bytes of nibble tables per term) in flash; in RAM only the kernel
+  // hook (two pointers).
+  CHECK(text > 0);
+  CHECK(text < 12000);
+  CHECK(data == 0);
+  CHECK(bss <= 8);
+  WARN("Cortex-M4 -Os: K = 16 encode rank 3 (GF(2^8), " << plan.ranks[3].steps.size() << " steps): text " << text
+                                                           << " B, data " << data << " B, bss " << bss << " B");
 }
