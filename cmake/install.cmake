@@ -8,7 +8,8 @@ set(COLLPLAN_INSTALL_TEMPLATES ${CMAKE_INSTALL_DATADIR}/collplan/templates)
 
 install(TARGETS collplan collplan_embedded EXPORT collplanTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES runtime/embedded/collplan_embedded.h runtime/embedded/collplan_kernels.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/collplan)
+install(FILES runtime/embedded/collplan_embedded.h runtime/embedded/collplan_kernels.h
+  runtime/embedded/collplan_kernels_x86.inc DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/collplan)
 install(FILES templates/rank.template.cpp templates/dispatch.template.h templates/README.md
   DESTINATION ${COLLPLAN_INSTALL_TEMPLATES})
 install(EXPORT collplanTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})

@@ -91,8 +91,8 @@ std::vector<EmittedFile> emit_cpp(const PlanView& plan, const EmitCppOptions& op
 void write_files(const std::vector<EmittedFile>& files, const std::string& dir);
 
 // The text of an embedded file: "rank.template.cpp", "dispatch.template.h",
-// "collplan_embedded.h" or "collplan_kernels.h" (built into the executable
-// from templates/ and runtime/embedded/). InternalError for another name.
+// "collplan_embedded.h", "collplan_kernels.h" or "collplan_kernels_x86.inc"
+// (built into the executable from templates/ and runtime/embedded/). InternalError for another name.
 const std::string& embedded_file(const std::string& name);
 
 // Fills a template: every region from a line `// @collplan:begin NAME` to

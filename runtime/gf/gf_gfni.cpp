@@ -20,6 +20,17 @@ namespace collplan::gf::detail {
 
 namespace {
 
+// Clang (seen with 14) folds a broadcast matrix operand of GF2P8AFFINEQB
+// into a memory operand with a wrongly scaled 8-bit displacement, so the
+// instruction reads the wrong matrix; a matrix kept in a register avoids
+// that form. GCC needs nothing.
+inline uint64_t opaque(uint64_t a) {
+#if defined(__clang__)
+  __asm__("" : "+r"(a));
+#endif
+  return a;
+}
+
 inline uint8_t mul8_tbl(const unsigned char* tbl, uint8_t x) {
   return static_cast<uint8_t>(tbl[x & 15] ^ tbl[16 + (x >> 4)]);
 }
@@ -57,7 +68,7 @@ bool cpu_has_gfni512() {
 COLLPLAN_GFNI512 void mad8_gfni512(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
-  const __m512i A = _mm512_set1_epi64(static_cast<long long>(t.gfni));
+  const __m512i A = _mm512_set1_epi64(static_cast<long long>(opaque(t.gfni)));
   size_t i = 0;
   for (; i + 128 <= n; i += 128) {
     const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(d + i), _mm512_gf2p8affine_epi64_epi8(_mm512_loadu_si512(s + i), A, 0));
@@ -77,7 +88,7 @@ COLLPLAN_GFNI512 void mad8_gfni512(const Field&, const MadTable& t, const void* 
 COLLPLAN_GFNI512 void mul8_gfni512(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
-  const __m512i A = _mm512_set1_epi64(static_cast<long long>(t.gfni));
+  const __m512i A = _mm512_set1_epi64(static_cast<long long>(opaque(t.gfni)));
   // Each block is loaded before it is stored: src == dst is safe.
   for (size_t i = 0; i < n; i += 64) {
     const __mmask64 k = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
@@ -94,7 +105,7 @@ COLLPLAN_GFNI512 void dot8_gfni512(size_t k, size_t m, const uint64_t* mats, con
       for (size_t s = 0; s < k; ++s) {
         const __m512i x = _mm512_maskz_loadu_epi8(mask, static_cast<const unsigned char*>(src[s]) + i);
         acc = _mm512_xor_si512(acc, _mm512_gf2p8affine_epi64_epi8(
-                                        x, _mm512_set1_epi64(static_cast<long long>(mats[j * k + s])), 0));
+                                        x, _mm512_set1_epi64(static_cast<long long>(opaque(mats[j * k + s]))), 0));
       }
       _mm512_mask_storeu_epi8(static_cast<unsigned char*>(dst[j]) + i, mask, acc);
     }
@@ -104,7 +115,7 @@ COLLPLAN_GFNI512 void dot8_gfni512(size_t k, size_t m, const uint64_t* mats, con
 COLLPLAN_GFNI void mad8_gfni(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
-  const __m256i A = _mm256_set1_epi64x(static_cast<long long>(t.gfni));
+  const __m256i A = _mm256_set1_epi64x(static_cast<long long>(opaque(t.gfni)));
   size_t i = 0;
   for (; i + 128 <= n; i += 128) {
     __m256i r[4];
@@ -125,7 +136,7 @@ COLLPLAN_GFNI void mad8_gfni(const Field&, const MadTable& t, const void* src, v
 COLLPLAN_GFNI void mul8_gfni(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
-  const __m256i A = _mm256_set1_epi64x(static_cast<long long>(t.gfni));
+  const __m256i A = _mm256_set1_epi64x(static_cast<long long>(opaque(t.gfni)));
   size_t i = 0;
   // Each block is loaded before it is stored: src == dst is safe.
   for (; i + 32 <= n; i += 32) {
