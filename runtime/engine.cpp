@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "passes/slot_layout.h"
 #include "runtime/gf/gf_kernels.h"
 
 namespace collplan::rt {
@@ -635,87 +636,6 @@ static const ir::Program& program_of(const ir::Plan& plan, ir::Rank rank) {
   return plan.ranks[rank];
 }
 
-// ─── slot layout ─────────────────────────────────────────────────────────────
-//
-// A message goes without a copy only if its slots are adjacent rows of the
-// arena, and generators number slots for their own convenience (prepare-and-
-// shoot sends slots 0, 3, 6 and receives into 1, 4, 7). So the engine chooses
-// the row of every slot: each multi-element message asks for its slots to be
-// a chain s1 → s2 → …; messages are granted largest first, whole or not at
-// all, as long as chains stay simple paths; chains are then laid out in the
-// order of their first slot. Only adjacency changes; the program's meaning
-// does not (it is renamed consistently).
-static std::vector<uint32_t> slot_layout(const ir::Program& prog) {
-  const uint32_t n = prog.num_slots;
-  constexpr uint32_t none = std::numeric_limits<uint32_t>::max();
-  std::vector<std::vector<uint32_t>> wants;
-  for (const ir::Step& st : prog.steps) {
-    for (const ir::Send& s : st.sends) {
-      std::vector<uint32_t> v;
-      for (const ir::Combo& c : s.payload) {
-        if (c.terms.size() != 1 || c.terms[0].coeff != 1) {
-          v.clear();
-          break;
-        }
-        v.push_back(c.terms[0].slot);
-      }
-      if (v.size() >= 2) wants.push_back(std::move(v));
-    }
-    for (const ir::Recv& r : st.recvs)
-      if (r.into.size() >= 2) wants.push_back(r.into);
-  }
-  std::stable_sort(wants.begin(), wants.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
-  std::vector<uint32_t> next(n, none), prev(n, none);
-  std::vector<std::pair<uint32_t, uint32_t>> added;
-  for (const auto& w : wants) {
-    added.clear();
-    bool ok = true;
-    for (size_t i = 0; i + 1 < w.size() && ok; ++i) {
-      const uint32_t a = w[i], b = w[i + 1];
-      if (next[a] == b) continue;
-      if (a == b || next[a] != none || prev[b] != none) {
-        ok = false;
-        break;
-      }
-      uint32_t h = a;  // a → b closes a cycle iff b already heads a's chain
-      while (prev[h] != none) h = prev[h];
-      if (h == b) {
-        ok = false;
-        break;
-      }
-      next[a] = b;
-      prev[b] = a;
-      added.emplace_back(a, b);
-    }
-    if (!ok)
-      for (auto [a, b] : added) next[a] = prev[b] = none;
-  }
-  std::vector<uint32_t> pos(n, none);
-  uint32_t row = 0;
-  for (uint32_t s = 0; s < n; ++s)
-    if (prev[s] == none)
-      for (uint32_t c = s; c != none; c = next[c]) pos[c] = row++;
-  return pos;
-}
-
-static ir::Program relabel(const ir::Program& prog, const std::vector<uint32_t>& pos) {
-  ir::Program p = prog;
-  for (uint32_t& s : p.inputs) s = pos[s];
-  for (uint32_t& s : p.outputs) s = pos[s];
-  for (ir::Step& st : p.steps) {
-    for (ir::Send& s : st.sends)
-      for (ir::Combo& c : s.payload)
-        for (ir::Term& t : c.terms) t.slot = pos[t.slot];
-    for (ir::Recv& r : st.recvs)
-      for (uint32_t& x : r.into) x = pos[x];
-    for (ir::Op& o : st.ops) {
-      o.dst = pos[o.dst];
-      for (ir::Term& t : o.terms) t.slot = pos[t.slot];
-    }
-  }
-  return p;
-}
-
 Engine::Engine(const ir::Plan& plan, ir::Rank rank, EngineOptions opt)
     : Engine(plan.spec, plan.num_steps, program_of(plan, rank), opt) {}
 
@@ -735,7 +655,7 @@ Engine::Engine(const Spec& spec, uint32_t num_steps, const ir::Program& prog, En
   if (m.rank >= m.K) user_error("rank {} is not in a plan of {} ranks", m.rank, m.K);
   m.validate(prog);
   if (opt.zero_copy)
-    m.compile(relabel(prog, slot_layout(prog)));
+    m.compile(passes::relabel(prog, passes::slot_layout(prog)));
   else
     m.compile(prog);
 }

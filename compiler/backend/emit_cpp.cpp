@@ -9,6 +9,7 @@
 
 #include "backend/embedded_files.h"
 #include "ir/binary.h"
+#include "passes/slot_layout.h"
 #include "support/error.h"
 
 namespace collplan::backend {
@@ -189,13 +190,23 @@ class RankEmitter {
   std::string step_function(const ir::Step& st) {
     std::string code;
     bool uses_res = !st.sends.empty() || !st.recvs.empty(), uses_r = uses_res, uses_b = false, uses_v = false;
+    bool ref_sends = false;
     for (const auto& snd : st.sends) {
       std::string payload;
       for (size_t i = 0; i < snd.payload.size(); ++i) payload += (i ? ", " : "") + combo_text(snd.payload[i].terms);
       comment(code, fmt::format("send port {} -> {} [{}]", snd.port, snd.to, payload));
       const auto m = snd.payload.size();
       if (const auto base = consecutive_units(snd.payload)) {
-        code += fmt::format("  if (!r.send({}, {}, {}, r.row({}), {}, res)) return false;\n", st.t, snd.port, snd.to, *base, m);
+        // By reference when the rows stay unchanged until sends_done: λ = 1
+        // (the message is taken in this step) and no receive of the step
+        // writes them.
+        bool by_ref = plan_.spec.lambda == 1;
+        for (const auto& rcv : st.recvs)
+          for (ir::SlotId x : rcv.into)
+            if (x >= *base && x < *base + m) by_ref = false;
+        ref_sends |= by_ref;
+        code += fmt::format("  if (!r.{}({}, {}, {}, r.row({}), {}, res)) return false;\n", by_ref ? "send_ref" : "send",
+                            st.t, snd.port, snd.to, *base, m);
         continue;
       }
       // Computed straight into the channel's buffer when it offers one.
@@ -220,6 +231,9 @@ class RankEmitter {
       for (size_t i = 0; i < m; ++i) code += fmt::format("  r.copy_row(r.row({}), r.at(v, {}));\n", rcv.into[i], i);
       code += fmt::format("  r.recv_done({}, {}, v);\n", rcv.port, rcv.from);
     }
+    // Slots sent by reference may be written again only once the receivers
+    // have them.
+    if (ref_sends) code += fmt::format("  if (!r.sends_done({}, res)) return false;\n", st.t);
     for (const auto& op : st.ops) {
       comment(code, fmt::format("s{} := {}", op.dst, combo_text(op.terms)));
       const auto terms = nonzero(op.terms);
@@ -229,10 +243,10 @@ class RankEmitter {
         uses_r = true;
         code += fmt::format("  r.acc({}, {});\n", dst, terms_ref({terms.begin() + 1, terms.end()}));
       } else if (reads(terms, op.dst)) {
+        // In place when the kernel allows, else through staging row 0.
         uses_r = true;
         need_stage(1);
-        code += set("r.stage(0)", terms);
-        code += fmt::format("  r.copy({}, r.stage(0), 1);\n", dst);
+        code += fmt::format("  r.update({}, {});\n", dst, terms_ref(terms));
       } else {
         uses_r = true;
         code += set(dst, terms);
@@ -346,7 +360,9 @@ std::vector<EmittedFile> emit_cpp(const PlanView& plan, const EmitCppOptions& op
   std::vector<uint32_t> inputs, outputs, rows;
   std::string decls, cases;
   for (uint32_t r : emitted) {
-    const ir::Program& prog = *plan.ranks[r];
+    // The engine's slot layout: messages land in (and leave from) adjacent
+    // rows, so they are received in place instead of copied to their slots.
+    const ir::Program prog = passes::relabel(*plan.ranks[r], passes::slot_layout(*plan.ranks[r]));
     inputs.push_back(static_cast<uint32_t>(prog.inputs.size()));
     outputs.push_back(static_cast<uint32_t>(prog.outputs.size()));
     RankEmitter em(plan, prog, opt.comments);

@@ -38,8 +38,11 @@
 // staging rows). A message landing in consecutive slots is received in
 // place; any other is copied row by row out of r.recv_view (the channel's
 // memory when it offers a view, else staging rows). An op whose destination
-// is also one of its sources (other than `dst := dst + …`) is built in a
-// staging row and copied.
+// is also one of its sources (other than `dst := dst + …`) is `r.update`:
+// computed in place when the kernel reads every source of a block before
+// storing it, else in a staging row and copied. Slots are first renamed by
+// the engine's layout (passes/slot_layout.h), so multi-row messages land in
+// adjacent rows and are received in place.
 //
 // Limits: the source is linear in the rank's term count (about 10 bytes per
 // term in the tables, about 100 bytes per statement with its comment); a

@@ -51,9 +51,20 @@
 //     to their slots and calls recv_release(port, peer, view). At most one
 //     view is outstanding at a time. nullptr with *failed = true is a
 //     failure; nullptr with *failed = false, "not offered".
-// With both, a payload that is a combination crosses memory once (computed
-// into the channel's buffer, copied out at the receiver) instead of three
-// times (staging row, channel copy, receive copy).
+//   bool send_ref(port, peer, data, bytes)
+//     send's contract, except that the channel may keep reading `data`
+//     until the sender's next sends_done(); the emitted code uses it (plans
+//     with λ = 1 only) for payloads that are plain slots, which then stay
+//     unchanged until
+//   bool sends_done()
+//     blocks until every message handed over by send_ref since the last
+//     call has been taken by its receiver. The emitted code calls it after
+//     a step's receives, before its ops write any slot; a slot a send_ref
+//     reads is never written by a receive of the same step. The defaults
+//     copy (send) and return true at once.
+// With these, a message is copied once, from the sender's memory to the
+// receiver's, instead of three times (staging row, channel copy, receive
+// copy).
 //
 // Postal latency λ: the emitted code follows the plan's step order: in step
 // t, evaluate and send the payloads of step t (from the slots as they were
@@ -99,6 +110,10 @@ class Channel {
     return nullptr;
   }
   virtual void recv_release(uint32_t /*port*/, uint32_t /*peer*/, const void* /*view*/) {}
+  virtual bool send_ref(uint32_t port, uint32_t peer, const void* data, size_t bytes) {
+    return send(port, peer, data, bytes);
+  }
+  virtual bool sends_done() { return true; }
 
  protected:
   Channel() = default;
@@ -161,6 +176,18 @@ class Rank {
   void acc(elem* dst, const S* slots, const Coef* co, uint32_t n) {
     combine(dst, slots, co, n, true);
   }
+  // dst := Σ_i co[i].c·row(slots[i]) where dst is also a source: in place
+  // when the kernel allows it (one pass, no hook, at most one chunk of
+  // sources), else built in staging row 0 and copied.
+  template <class S>
+  void update(elem* dst, const S* slots, const Coef* co, uint32_t n) {
+    if (n <= kChunk && kernel_hook<F>.fn == nullptr && F::dot_in_place()) {
+      combine(dst, slots, co, n, false);
+      return;
+    }
+    combine(stage(0), slots, co, n, false);
+    memcpy(dst, stage(0), row_bytes());
+  }
   void copy(elem* dst, const elem* src, uint32_t rows) { memmove(dst, src, rows * row_bytes()); }
 
   // Sends `rows` rows from `src`; false (and *res filled) on failure.
@@ -172,6 +199,18 @@ class Rank {
   bool recv(uint32_t step, uint32_t port, uint32_t peer, elem* dst, uint32_t rows, Result* res) {
     if (ch_.recv(port, peer, dst, rows * row_bytes())) return true;
     *res = Result{Error::recv_failed, step, peer, port};
+    return false;
+  }
+
+  // Rows handed over by reference: unchanged until sends_done().
+  bool send_ref(uint32_t step, uint32_t port, uint32_t peer, const elem* src, uint32_t rows, Result* res) {
+    if (ch_.send_ref(port, peer, src, rows * row_bytes())) return true;
+    *res = Result{Error::send_failed, step, peer, port};
+    return false;
+  }
+  bool sends_done(uint32_t step, Result* res) {
+    if (ch_.sends_done()) return true;
+    *res = Result{Error::send_failed, step, 0, 0};
     return false;
   }
 

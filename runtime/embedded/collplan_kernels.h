@@ -15,8 +15,9 @@
 //                           dst[i] (+)= Σ_{s<k} co[s].c · src[s][i], i < n,
 //                           one pass over dst: each block of dst is built
 //                           from all k sources before it is stored. dst may
-//                           not overlap a source; k = 0 zeroes dst (or leaves
-//                           it when accumulating).
+//                           not overlap a source, except that it may be one
+//                           (the same pointer) when F::dot_in_place(); k = 0
+//                           zeroes dst (or leaves it when accumulating).
 //   F::add, F::mul, F::mad  single-term region forms (tests, applications)
 //
 // ─── Kernel selection ───────────────────────────────────────────────────────
@@ -427,6 +428,17 @@ struct Gf2m {
 #endif
   }
 
+  // Whether dot() may write dst while dst is also one of its sources (the
+  // same pointer): true for the vector paths, which read every source of a
+  // block before storing it; false for SCALAR, which goes term by term.
+  static bool dot_in_place() {
+#if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_X86_DISPATCH
+    return detail::x86_level() >= 2;
+#else
+    return COLLPLAN_EMBEDDED_ISA != COLLPLAN_EMBEDDED_ISA_SCALAR;
+#endif
+  }
+
   // Single-term forms (tests, applications).
   static void add(elem* dst, const elem* src, size_t n) {
     const Coef one = prepare(1);
@@ -636,6 +648,10 @@ struct Prime {
 #endif
     if (i < n) dot_scalar(dst + i, src, co, k, i, n - i, accumulate);
   }
+
+  // Every path works block by block (all sources of a block read before it
+  // is stored), so dst may also be a source.
+  static bool dot_in_place() { return true; }
 
   static void add(elem* dst, const elem* src, size_t n) {
     for (size_t i = 0; i < n; ++i) dst[i] = addq(dst[i], src[i]);

@@ -26,14 +26,14 @@ constexpr collplan_embedded::Prepared<Field, sizeof(kCoef) / sizeof(kCoef[0])> k
 
 bool step_1(R& r, Result* res) {
   // send port 0 -> 1 [s0]
-  if (!r.send(1, 0, 1, r.row(0), 1, res)) return false;
+  if (!r.send_ref(1, 0, 1, r.row(0), 1, res)) return false;
   // recv port 0 <- 3 (sent 1) -> s1
   if (!r.recv(1, 0, 3, r.row(1), 1, res)) return false;
+  if (!r.sends_done(1, res)) return false;
   // s2 := 215*s0 + 78*s1
   r.set(r.row(2), kSlot + 0, kPrep.c + 0, 2);
   // s0 := 2*s0 + 230*s1
-  r.set(r.stage(0), kSlot + 2, kPrep.c + 2, 2);
-  r.copy(r.row(0), r.stage(0), 1);
+  r.update(r.row(0), kSlot + 2, kPrep.c + 2, 2);
   return true;
 }
 
