@@ -462,7 +462,7 @@ TEST_CASE("cli: compile --rank at K = 2^31, and its errors", "[cli][rank-local][
   CHECK(r.status == 0);
   CHECK(r.output.find("above the whole-plan limit") != std::string::npos);
   CHECK(cli("show " + big).output.find("rank 2147483000:") != std::string::npos);
-  expect_error("emit-cpp " + big + " -o " + (d / "big-emit").string(), 2, "emit-cpp supports K <= 16777216");
+  expect_error("emit-cpp " + big + " -o " + (d / "big-emit").string(), 2, "emit-cpp reads plans of K <= 16777216 ranks");
   const std::string out = " -q -o " + (d / "x.cplan").string();
   expect_error("compile --op broadcast --K 20 --rank 20" + out, 2, "--rank 20 is not a processor");
   expect_error("compile --op broadcast --K 20 --algorithm postal-broadcast --rank 1" + out, 2,
