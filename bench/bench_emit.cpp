@@ -265,7 +265,7 @@ void kernel_section(const fs::path& root) {
     const double legacy = m.at("scalar").first;  // the legacy kernels are scalar code in every build
     std::printf("%-12s %3zu KiB | %10.3e | %10.3e %10.3e %10.3e | %10.3e | %9.2f %9.2f %9.2f\n", key.first.c_str(),
                 key.second / 1024, legacy, m.at("scalar").second, m.at("portable").second, m.at("native").second, eng,
-                legacy / m.at("scalar").second, m.at("portable").first / m.at("portable").second,
+                legacy / m.at("scalar").second, legacy / m.at("portable").second,
                 m.at("native").second / eng);
   }
 }

@@ -228,7 +228,7 @@ class RankEmitter {
       need_stage(m);
       uses_v = true;
       code += fmt::format("  if (!(v = r.recv_view({}, {}, {}, {}, res))) return false;\n", st.t, rcv.port, rcv.from, m);
-      for (size_t i = 0; i < m; ++i) code += fmt::format("  r.copy_row(r.row({}), r.at(v, {}));\n", rcv.into[i], i);
+      for (size_t i = 0; i < m; ++i) code += fmt::format("  r.copy(r.row({}), r.at(v, {}));\n", rcv.into[i], i);
       code += fmt::format("  r.recv_done({}, {}, v);\n", rcv.port, rcv.from);
     }
     // Slots sent by reference may be written again only once the receivers

@@ -46,8 +46,9 @@
 //
 // Limits: the source is linear in the rank's term count (about 10 bytes per
 // term in the tables, about 100 bytes per statement with its comment); a
-// K = 256 prepare-and-shoot rank (p = 2) is about 11 KB and compiles in
-// 0.3 s at -O2 (bench/bench_emit, docs/emit-cpp.md).
+// K = 256 prepare-and-shoot rank (p = 2) is about 10 KB, and a K = 64 rank
+// compiles in 0.35 s at -O2 -march=native (bench/bench_emit,
+// docs/emit-cpp.md).
 #pragma once
 
 #include <optional>

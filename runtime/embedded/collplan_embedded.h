@@ -4,8 +4,9 @@
 // header. It holds
 //
 //   * the GF region kernels (collplan_kernels.h, beside this file), chosen
-//     at compile time from what the compiler targets (GFNI, AVX2, NEON,
-//     SSE2 vectors or portable scalar code), for the fields collplan uses:
+//     at compile time from what the compiler targets (GFNI, AVX2, NEON, a
+//     run-time choice among them for plain x86-64 builds, or portable scalar
+//     code), for the fields collplan uses:
 //       Gf2m<M, POLY>  GF(2^M), M = 8 or 16 (collplan: 0x11D, 0x1100B)
 //       Prime<Q>       GF(Q), Q a prime < 2^31
 //     each with elem (the storage type: 1, 2 or 4 bytes, host byte order, the
@@ -161,8 +162,8 @@ class Rank {
 
   void zero(elem* dst) { memset(dst, 0, row_bytes()); }
 
-  // dst := Σ_i co[i].c·row(slots[i]), i < n; dst is no source (the emitter
-  // sends such ops through a staging row). n = 0 zeroes dst.
+  // dst := Σ_i co[i].c·row(slots[i]), i < n; dst is no source (update()
+  // is for those). n = 0 zeroes dst.
   template <class S>
   void set(elem* dst, const S* slots, const Coef* co, uint32_t n) {
     if (n == 1 && co[0].c == 1) {
@@ -177,18 +178,18 @@ class Rank {
     combine(dst, slots, co, n, true);
   }
   // dst := Σ_i co[i].c·row(slots[i]) where dst is also a source: in place
-  // when the kernel allows it (one pass, no hook, at most one chunk of
-  // sources), else built in staging row 0 and copied.
+  // when the kernel allows it (one term, which every kernel reads before it
+  // writes, or a block-wise kernel and at most one chunk of sources; never
+  // through the hook), else built in staging row 0 and copied.
   template <class S>
   void update(elem* dst, const S* slots, const Coef* co, uint32_t n) {
-    if (n <= kChunk && kernel_hook<F>.fn == nullptr && F::dot_in_place()) {
+    if (n <= kChunk && kernel_hook<F>.fn == nullptr && (n == 1 || F::dot_in_place())) {
       combine(dst, slots, co, n, false);
       return;
     }
     combine(stage(0), slots, co, n, false);
     memcpy(dst, stage(0), row_bytes());
   }
-  void copy(elem* dst, const elem* src, uint32_t rows) { memmove(dst, src, rows * row_bytes()); }
 
   // Sends `rows` rows from `src`; false (and *res filled) on failure.
   bool send(uint32_t step, uint32_t port, uint32_t peer, const elem* src, uint32_t rows, Result* res) {
@@ -236,9 +237,11 @@ class Rank {
     const void* v = ch_.recv_view(port, peer, rows * row_bytes(), &failed);
     viewed_ = v != nullptr;
     if (viewed_) return static_cast<const elem*>(v);
-    if (!failed && recv(step, port, peer, stage(0), rows, res)) return stage(0);
-    *res = Result{Error::recv_failed, step, peer, port};
-    return nullptr;
+    if (failed) {
+      *res = Result{Error::recv_failed, step, peer, port};
+      return nullptr;
+    }
+    return recv(step, port, peer, stage(0), rows, res) ? stage(0) : nullptr;
   }
   void recv_done(uint32_t port, uint32_t peer, const elem* view) {
     if (viewed_) ch_.recv_release(port, peer, view);
@@ -246,7 +249,7 @@ class Rank {
   // Row i of a block of rows (a send buffer or a received view).
   elem* at(elem* rows_at, uint32_t i) { return rows_at + static_cast<size_t>(i) * len_; }
   const elem* at(const elem* rows_at, uint32_t i) { return rows_at + static_cast<size_t>(i) * len_; }
-  void copy_row(elem* dst, const elem* src) { memcpy(dst, src, row_bytes()); }
+  void copy(elem* dst, const elem* src) { memcpy(dst, src, row_bytes()); }
 
  private:
   // Sources in chunks of kChunk (pointer arrays on the stack): each chunk is

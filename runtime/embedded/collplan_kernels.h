@@ -12,12 +12,14 @@
 //                           emitted code prepares every coefficient of a plan
 //                           at compile time, into read-only tables)
 //   F::dot(dst, src, co, k, n, accumulate)
-//                           dst[i] (+)= Σ_{s<k} co[s].c · src[s][i], i < n,
-//                           one pass over dst: each block of dst is built
-//                           from all k sources before it is stored. dst may
-//                           not overlap a source, except that it may be one
-//                           (the same pointer) when F::dot_in_place(); k = 0
-//                           zeroes dst (or leaves it when accumulating).
+//                           dst[i] (+)= Σ_{s<k} co[s].c · src[s][i], i < n;
+//                           on the vector paths and for prime fields one pass
+//                           over dst (each block built from all k sources
+//                           before it is stored), on SCALAR GF(2^m) one pass
+//                           per term. dst may not overlap a source, except
+//                           that it may be one (the same pointer) when k = 1
+//                           or F::dot_in_place(); k = 0 zeroes dst (or
+//                           leaves it when accumulating).
 //   F::add, F::mul, F::mad  single-term region forms (tests, applications)
 //
 // ─── Kernel selection ───────────────────────────────────────────────────────
@@ -444,19 +446,9 @@ struct Gf2m {
     const Coef one = prepare(1);
     dot(dst, &src, &one, 1, n, true);
   }
-  static void mul(elem* dst, const elem* src, elem c, size_t n) {
+  static void mul(elem* dst, const elem* src, elem c, size_t n) {  // src == dst allowed (one term)
     const Coef t = prepare(c);
-    if (dst != src) {
-      dot(dst, &src, &t, 1, n, false);
-      return;
-    }
-    elem buf[256];  // in place: block by block through a copy
-    for (size_t i = 0; i < n; i += 256) {
-      const size_t m = n - i < 256 ? n - i : 256;
-      memcpy(buf, src + i, m * sizeof(elem));
-      const elem* b = buf;
-      dot(dst + i, &b, &t, 1, m, false);
-    }
+    dot(dst, &src, &t, 1, n, false);
   }
   static void mad(elem* dst, const elem* src, elem c, size_t n) {
     const Coef t = prepare(c);
@@ -563,8 +555,9 @@ struct Gf2m {
       const elem* x = src[s];
       const bool first = s == 0 && !accumulate;
       if (co[s].c == 1) {
-        if (first) memcpy(d, x, n * sizeof(elem));
-        else
+        if (first) {
+          if (d != x) memcpy(d, x, n * sizeof(elem));
+        } else
           for (size_t i = 0; i < n; ++i) d[i] = static_cast<elem>(d[i] ^ x[i]);
         continue;
       }
