@@ -12,6 +12,7 @@
 
 #include "gen/circulant_plans.h"
 #include "gen/decentralized.h"
+#include "gen/dissemination.h"
 #include "gen/registry.h"
 #include "ir/binary.h"
 #include "gen/vandermonde_plans.h"
@@ -228,10 +229,18 @@ std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm) {
     cm.len = (m + spec.blocks - 1) / spec.blocks;
     return gen::decentralized_auto_blocks_note(spec, m, cm.beta, cm.tau, spec.blocks);
   }
+  if (spec.op == OpKind::Allreduce) {
+    spec.blocks = gen::allreduce_auto_blocks(spec, m, cm.beta, cm.tau);
+    cm.len = (m + spec.blocks - 1) / spec.blocks;
+    return fmt::format(" n={} (blocks auto: {}; m={}, beta={}, tau={})", spec.blocks,
+                       spec.blocks == 1 ? "the latency-optimal allreduce, whole vector per message, is modeled faster"
+                                        : "one chunk per rank, reduce-scatter then allgather is modeled faster",
+                       m, cm.beta, cm.tau);
+  }
   // A reduce is the broadcast reversed in time: the same steps and sizes.
   if (spec.op != OpKind::Broadcast && spec.op != OpKind::Reduce)
-    user_error("--blocks auto is supported for broadcast, reduce and decentralized-encode, not for '{}' (give "
-               "--blocks N)",
+    user_error("--blocks auto is supported for broadcast, reduce, allreduce and decentralized-encode, not for '{}' "
+               "(give --blocks N)",
                op_name(spec.op));
   spec.blocks = gen::circulant_auto_blocks(spec.K, m, cm.beta, cm.tau);
   cm.len = (m + spec.blocks - 1) / spec.blocks;
@@ -240,7 +249,7 @@ std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm) {
 
 void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--spec", sf.spec_file, "spec file (JSON with the keys below; flags override it)");
-  c->add_option("--op", sf.op, "operation: encode | decentralized-encode | broadcast | reduce | allgather | allgatherv | allreduce | prefix")
+  c->add_option("--op", sf.op, "operation: encode | decentralized-encode | broadcast | reduce | allgather | allgatherv | allreduce | reduce-scatter | prefix")
       ->capture_default_str();
   c->add_option("--K", sf.K, "number of processors (K >= 2); decentralized-encode: the sources (K >= 1)");
   c->add_option("--p", sf.p, "ports per processor (p >= 1)")->capture_default_str();
@@ -326,7 +335,7 @@ void explain_choice(const Spec& spec, const std::string& algorithm, const gen::C
   const gen::Candidate* second = nullptr;
   for (const auto& c : cands) {
     if (c.why_not.empty()) {
-      std::cout << fmt::format("  {:<20} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", c.generator->name, c.C1, c.C2,
+      std::cout << fmt::format("  {:<28} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", c.generator->name, c.C1, c.C2,
                                c.time);
       if (!best || c.time < best->time) {
         second = best;
@@ -335,7 +344,7 @@ void explain_choice(const Spec& spec, const std::string& algorithm, const gen::C
         second = &c;
       }
     } else {
-      std::cout << fmt::format("  {:<20} not applicable: {}\n", c.generator->name, c.why_not);
+      std::cout << fmt::format("  {:<28} not applicable: {}\n", c.generator->name, c.why_not);
     }
   }
   if (algorithm != "auto") {

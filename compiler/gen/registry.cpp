@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gen/decentralized.h"
+#include "gen/dissemination_build.h"
 #include "gen/circulant_plans.h"
 #include "gen/postal.h"
 #include "gen/prepare_shoot.h"
@@ -243,6 +244,38 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const CostModel&) { return circulant_reduce_cost(s); },
        [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
        circulant_reduce_local},
+      {"dissemination-allgather",
+       "allgather / allgatherv with p ports: the (p+1)-ary dissemination (Bruck's k-port allgather, no final "
+       "rotation), any K, p, lambda; C1 = lambda*ceil(log_{p+1} K), C2 = n*ceil((K-1)/p)",
+       {OpKind::Allgather, OpKind::Allgatherv},
+       [](const Spec& s, const CostModel&) { return dissemination_allgather(s); },
+       [](const Spec& s, const CostModel&) { return dissemination_allgather_cost(s); }},
+      {"circulant-reduce-scatter",
+       "reduce-scatter (rank k gets block k of the sum): Träff's circulant allgather run backwards (p = 1, lambda = "
+       "1); C1 = ceil(log2 K), C2 = n(K-1), both optimal",
+       {OpKind::ReduceScatter},
+       [](const Spec& s, const CostModel&) { return circulant_reduce_scatter(s); },
+       [](const Spec& s, const CostModel&) { return circulant_reduce_scatter_cost(s); },
+       [](const Spec& s, const CostModel&) { return dissemination_why_not(s, true); }},
+      {"dissemination-reduce-scatter",
+       "reduce-scatter with p ports: the dissemination allgather run backwards, any K, p, lambda; C1 = "
+       "lambda*ceil(log_{p+1} K), C2 = n*ceil((K-1)/p)",
+       {OpKind::ReduceScatter},
+       [](const Spec& s, const CostModel&) { return dissemination_reduce_scatter(s); },
+       [](const Spec& s, const CostModel&) { return dissemination_reduce_scatter_cost(s); }},
+      {"dissemination-allreduce",
+       "latency-optimal allreduce with p ports (Träff's circulant allreduce generalised), any K, p, lambda; C1 = "
+       "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",
+       {OpKind::Allreduce},
+       [](const Spec& s, const CostModel&) { return dissemination_allreduce(s); },
+       [](const Spec& s, const CostModel&) { return dissemination_allreduce_cost(s); }},
+      {"reduce-scatter-allgather",
+       "bandwidth-optimal allreduce: the n blocks in K chunks, dissemination reduce-scatter then allgather, any K, p, "
+       "lambda; C1 = 2*lambda*ceil(log_{p+1} K), C2 = 2*ceil(n/K)*ceil((K-1)/p) (2(K-1)/K*n for p = 1, K | n); "
+       "use n >= K (--blocks auto)",
+       {OpKind::Allreduce},
+       [](const Spec& s, const CostModel&) { return reduce_scatter_allgather(s); },
+       [](const Spec& s, const CostModel&) { return reduce_scatter_allgather_cost(s); }},
   });
   return g;
 }

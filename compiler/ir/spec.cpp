@@ -16,6 +16,7 @@ constexpr OpName kOps[] = {
     {OpKind::Broadcast, "broadcast"}, {OpKind::Reduce, "reduce"},
     {OpKind::Allgather, "allgather"}, {OpKind::Allgatherv, "allgatherv"},
     {OpKind::Allreduce, "allreduce"}, {OpKind::Prefix, "prefix"},
+    {OpKind::ReduceScatter, "reduce-scatter"},
 };
 }  // namespace
 
@@ -96,6 +97,11 @@ void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
     user_error("prefix over blocks needs one item count per rank: got {} counts for K = {}", s.counts.size(), s.K);
   if (s.op == OpKind::Prefix && s.blocks != 1)
     user_error("blocks = {}: prefix takes items per rank through counts, not blocks (blocks = 1)", s.blocks);
+  // A rank of these holds K·n elements (allgather's outputs, reduce-scatter's
+  // inputs), counted in 32 bits like every other per-rank count.
+  if ((s.op == OpKind::Allgather || s.op == OpKind::ReduceScatter) && uint64_t{s.K} * s.blocks > (uint64_t{1} << 24))
+    user_error("{}: K*n = {}*{} = {} elements per rank is too large: collplan supports K*n <= 16777216", op_name(s.op),
+               s.K, s.blocks, uint64_t{s.K} * s.blocks);
   if (s.exclusive && s.op != OpKind::Prefix)
     user_error("exclusive applies to prefix only, not to {}", op_name(s.op));
 }

@@ -25,6 +25,7 @@ enum class OpKind : uint8_t {
   Allgatherv = 6,           // allgather with per-rank block counts
   Allreduce = 7,            // every rank gets the sum
   Prefix = 8,               // rank k gets v_0 ⊕ … ⊕ v_k (inclusive scan)
+  ReduceScatter = 9,        // rank k gets block k of the sum (MPI_Reduce_scatter_block)
 };
 
 const char* op_name(OpKind op);

@@ -63,6 +63,7 @@ RankIO rank_io(const Spec& s, uint32_t k, uint64_t total) {
     case OpKind::Reduce: return {n, k == s.root ? n : 0};
     case OpKind::Allgather: return {n, s.K * n};
     case OpKind::Allreduce: return {n, n};
+    case OpKind::ReduceScatter: return {s.K * n, n};
     case OpKind::Allgatherv: return {s.counts[k], static_cast<uint32_t>(total)};
     case OpKind::Prefix:
       if (s.counts.empty()) return {1, 1};
@@ -130,6 +131,13 @@ Postcondition postcondition(const Spec& s) {
     return pc;
   }
   set_offsets(pc);
+  // The map is dense: refuse, before allocating, one that could not be held
+  // (allgather and reduce-scatter grow as K³·n²).
+  const uint64_t cells = uint64_t{pc.num_inputs()} * pc.num_outputs();
+  if (cells > kMaxUncodedMapEntries)
+    user_error("{} with K = {}, n = {}: its postcondition map has {} inputs x {} outputs = {} entries, over the {} "
+               "collplan checks; use fewer ranks or blocks (the runtime's vector length covers long vectors)",
+               op_name(s.op), K, n, pc.num_inputs(), pc.num_outputs(), cells, kMaxUncodedMapEntries);
   pc.map = Matrix::zeros(pc.num_inputs(), pc.num_outputs());
   for (uint32_t k = 0; k < K; ++k) {
     const uint32_t o = pc.output_offset[k];
@@ -149,6 +157,10 @@ Postcondition postcondition(const Spec& s) {
       case OpKind::Allreduce:
         for (uint32_t src = 0; src < K; ++src)
           for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[src] + b, o + b) = 1;
+        break;
+      case OpKind::ReduceScatter:
+        for (uint32_t src = 0; src < K; ++src)
+          for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[src] + k * n + b, o + b) = 1;
         break;
       case OpKind::Prefix:
         // Item g (global, rank-major) gets items 0..g (inclusive) or 0..g−1.

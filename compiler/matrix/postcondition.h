@@ -11,6 +11,9 @@
 //   allgather     every rank: n inputs and K·n outputs (all blocks, rank order).
 //   allgatherv    rank k: counts[k] inputs; every rank Σcounts outputs.
 //   allreduce     every rank: n inputs and n outputs (block-wise sums).
+//   reduce-scatter every rank: K·n inputs (n blocks for each rank, in rank
+//                 order) and n outputs: rank k gets the block-wise sum over
+//                 all ranks of their blocks for k (MPI_Reduce_scatter_block).
 //   prefix        counts[k] items in and out at rank k (1 when counts is
 //                 empty); item g gets v_0 + … + v_g, or v_0 + … + v_{g−1}
 //                 when spec.exclusive (item 0 then gets the zero element).
@@ -35,6 +38,9 @@ namespace collplan {
 // The postcondition map is dense: specs whose map would have more entries
 // are refused (UserError) rather than allocated (2^26 entries = 256 MiB).
 inline constexpr uint64_t kMaxPostconditionEntries = uint64_t{1} << 26;
+// The operations without a matrix have 0/1 maps, cheaper to check: up to
+// 2^28 entries (1 GiB), e.g. an allgather of one block on K <= 645 ranks.
+inline constexpr uint64_t kMaxUncodedMapEntries = uint64_t{1} << 28;
 
 struct Postcondition {
   uint32_t K = 0;

@@ -35,6 +35,21 @@ uint64_t lemma2_bound(uint64_t K, uint32_t p) {
   }
 }
 
+uint64_t gather_C2_bound(const Spec& spec) {
+  const uint64_t p = spec.p;
+  if (spec.op == OpKind::Allgatherv) {
+    uint64_t total = 0, least = UINT64_MAX;
+    for (uint32_t c : spec.counts) {
+      total += c;
+      least = std::min<uint64_t>(least, c);
+    }
+    if (spec.counts.empty()) return 0;
+    return (total - least + p - 1) / p;
+  }
+  const uint64_t need = uint64_t{spec.blocks} * (spec.K - 1);
+  return (need + p - 1) / p;
+}
+
 uint64_t block_broadcast_C2_bound(uint64_t K, uint32_t p, uint64_t n) {
   return (n + p - 1) / p - 1 + lemma1_bound(K, p);
 }
@@ -68,6 +83,15 @@ CostReport cost(const ir::Plan& plan) {
   if ((spec.op == OpKind::Broadcast || spec.op == OpKind::Reduce) && spec.lambda == 1) {
     c.lb_C2 = block_broadcast_C2_bound(spec.K, spec.p, spec.blocks);
     c.lb_C2_name = "block broadcast";
+  }
+  if (spec.op == OpKind::Allreduce && spec.lambda == 1) {
+    // An allreduce plan is also a reduce plan into any root.
+    c.lb_C2 = block_broadcast_C2_bound(spec.K, spec.p, spec.blocks);
+    c.lb_C2_name = "block reduce";
+  }
+  if (spec.op == OpKind::Allgather || spec.op == OpKind::ReduceScatter || spec.op == OpKind::Allgatherv) {
+    c.lb_C2 = gather_C2_bound(spec);
+    c.lb_C2_name = "receive volume";
   }
   return c;
 }

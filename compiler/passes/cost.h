@@ -44,6 +44,15 @@ uint64_t lemma2_bound(uint64_t K, uint32_t p);
 // for it too. (With one element per message this is the n − 1 + q bound
 // of the circulant broadcast, which it meets for p = 1.)
 uint64_t block_broadcast_C2_bound(uint64_t K, uint32_t p, uint64_t n);
+// C2 of any allgather of n blocks per rank with p ports is at least
+// ⌈n(K−1)/p⌉: a rank's outputs hold n(K−1) elements that are linearly
+// independent of its own inputs, and in a step whose largest message has s
+// elements it receives at most p·s. Allgatherv: ⌈(Σcounts − min counts)/p⌉
+// (the rank with the fewest blocks must receive the most). Reduce-scatter:
+// the same as allgather, since the transpose of a linear reduce-scatter plan
+// (messages reversed, steps in reverse order) is an allgather plan with the
+// same message sizes.
+uint64_t gather_C2_bound(const Spec& spec);
 
 struct CostReport {
   uint32_t C1 = 0;
@@ -53,9 +62,12 @@ struct CostReport {
   uint64_t elements = 0;             // total elements sent
   uint32_t lb_C1 = 0;                // postal bound
   uint64_t lb_C2 = 0;                // 0 = none; see lb_C2_name
-  // Which C2 bound: "Lemma 2" (encode, one block, λ = 1) or "block
+  // Which C2 bound: "Lemma 2" (encode, one block, λ = 1), "block
   // broadcast" (broadcast and reduce of n blocks, λ = 1:
-  // ⌈n/p⌉ − 1 + ⌈log_{p+1} K⌉, block_broadcast_C2_bound).
+  // ⌈n/p⌉ − 1 + ⌈log_{p+1} K⌉, block_broadcast_C2_bound), "block reduce"
+  // (allreduce, λ = 1: an allreduce plan is a reduce plan, same bound) or
+  // "receive volume" (allgather, allgatherv, reduce-scatter:
+  // gather_C2_bound).
   const char* lb_C2_name = "";
   double time(double beta, double tau, uint64_t len) const { return C1 * beta + static_cast<double>(C2) * len * tau; }
 };

@@ -120,7 +120,7 @@ TEST_CASE("cli: bad input gets a clear error and exit status 2", "[cli][errors]"
   expect_error("compile --K 8 --field prime:4294967311", 2, "4294967311");
   expect_error("compile --K 8 --field gf7", 2, "gf7");
   expect_error("compile --K 8 --op scatter", 2, "scatter");
-  expect_error("compile --K 8 --op allgather --p 2", 2, "circulant-allgather: circulant schedules use one port per processor (p = 1), got p = 2");  // the only allgather generator is 1-port
+  expect_error("compile --K 8 --op allgather --p 2 --algorithm circulant-allgather", 2, "cannot compute this spec: circulant schedules use one port per processor (p = 1), got p = 2");
   expect_error("compile --K 8 --matrix hilbert", 2, "hilbert");
   expect_error("compile --K 8 --algorithm magic", 2, "magic");
   expect_error("compile --K 8 --passes fold", 2, "fold");
@@ -285,7 +285,7 @@ TEST_CASE("cli: decentralized encode with codes, generator files, JSON round tri
   r = cli("list");
   CHECK(r.output.find("(compile --rank: one rank alone)") != std::string::npos);
   expect_error("compile --op decentralized-encode --N 40 --K 4 --blocks 100000", 2, "blocks = 100000");
-  expect_error("compile --op allgather --K 4 --blocks auto", 2, "reduce and decentralized-encode");
+  expect_error("compile --op allgather --K 4 --blocks auto", 2, "reduce, allreduce and decentralized-encode");
   expect_error("compile --op prefix --K 4 --blocks 3", 2, "blocks = 3");
   expect_error("compile --op decentralized-encode --K 4 --p 1", 2, "--N is required");
   expect_error("compile --op decentralized-encode --N 4 --K 4", 2, "N = 4");
@@ -302,9 +302,9 @@ TEST_CASE("cli: structured matrices, --explain, evaluation points, the RS genera
   Result r = cli("compile --K 16 --p 1 --field prime:257 --matrix dft --explain -q -o " + plan);
   INFO(r.output);
   REQUIRE(r.status == 0);
-  CHECK(r.output.find("prepare-shoot        C1 = 4    C2 = 6") != std::string::npos);
-  CHECK(r.output.find("dft                  C1 = 4    C2 = 4") != std::string::npos);
-  CHECK(r.output.find("lagrange             not applicable: lagrange needs a matrix of family lagrange, got dft") !=
+  CHECK(r.output.find("prepare-shoot                C1 = 4    C2 = 6") != std::string::npos);
+  CHECK(r.output.find("dft                          C1 = 4    C2 = 4") != std::string::npos);
+  CHECK(r.output.find("lagrange                     not applicable: lagrange needs a matrix of family lagrange, got dft") !=
         std::string::npos);
   CHECK(r.output.find("chosen: dft, the least modeled time 8") != std::string::npos);
   CHECK(r.output.find("algorithm=dft P=2") != std::string::npos);
@@ -373,7 +373,7 @@ TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][
   INFO(sf.output);
   CHECK(sf.status == 0);
   CHECK(sf.output.find("(blocks auto") != std::string::npos);
-  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast, reduce and decentralized-encode");
+  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast, reduce, allreduce and decentralized-encode");
   expect_error("compile --op broadcast --K 8 --blocks many -q", 2, "'many'");
   expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2,
                "algorithm 'circulant-broadcast' cannot compute this spec: circulant schedules use one port per processor (p = 1), got p = 2");
@@ -473,10 +473,47 @@ TEST_CASE("cli: compile --rank at K = 2^31, and its errors", "[cli][rank-local][
                "K = 16777217 is too large");
   expect_error("compile --op broadcast --K 16777217 --algorithm circulant-broadcast" + out, 2, "compile --rank");
   expect_error("compile --op allgather --K 16777217 --algorithm circulant-allgather --rank 3" + out, 2,
-               "too large for a rank-local compile too");
+               "K*n = 16777217*1 = 16777217 elements per rank is too large");
   expect_error("compile --op broadcast --K 2147483649 --rank 3" + out, 2, "K = 2147483649 is too large");
   expect_error("compile --op broadcast --K 20 --algorithm circulant-broadcast --rank 3 --passes drop-zeros" + out, 2,
                "needs every rank");
   expect_error("compile --op broadcast --K 20 --rank 3 -q", 2, "give -o FILE");
   expect_error("compile --op broadcast --K 20 --rank 3 --json x.json" + out, 2, "--json writes a whole plan");
+}
+
+TEST_CASE("cli: reduce-scatter, p-port allgather and the two allreduces, with --explain and --blocks auto",
+          "[cli][dissemination]") {
+  const auto d = scratch();
+  const std::string plan = (d / "rs.cplan").string();
+  Result r = cli("compile --op reduce-scatter --K 10 --p 3 --blocks 2 -q -o " + plan);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("algorithm=dissemination-reduce-scatter") != std::string::npos);
+  // n⌈(K−1)/p⌉ = 6 against the receive-volume bound ⌈n(K−1)/p⌉ = 6.
+  CHECK(r.output.find("C2 = 6 elements (receive volume bound 6, ratio 1.000)") != std::string::npos);
+  r = cli("run " + plan + " --len 100 --reps 1");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("every byte equals the direct computation") != std::string::npos);
+  // A long vector: --blocks auto cuts it into K chunks and auto picks
+  // reduce-scatter then allgather; --explain lists the latency-optimal ones.
+  r = cli("compile --op allreduce --K 8 --blocks auto --cost-len 1048576 --beta 4000 --tau 0.07 --explain -q -o " +
+          plan);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("dissemination-allreduce      C1 = 3    C2 = 24") != std::string::npos);
+  CHECK(r.output.find("chosen: reduce-scatter-allgather") != std::string::npos);
+  CHECK(r.output.find("algorithm=reduce-scatter-allgather n=8 (blocks auto") != std::string::npos);
+  CHECK(r.output.find("C2 = 14 elements") != std::string::npos);
+  // A short one keeps the whole vector per message.
+  r = cli("compile --op allreduce --K 8 --p 2 --blocks auto --cost-len 16 --beta 4000 --tau 0.07 -q");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("algorithm=dissemination-allreduce n=1 (blocks auto") != std::string::npos);
+  expect_error("compile --op reduce-scatter --K 8 --p 2 --algorithm circulant-reduce-scatter -q", 2,
+               "circulant schedules use one port per processor (p = 1), got p = 2");
+  expect_error("compile --op reduce-scatter --K 5000 --blocks 4000 -q", 2, "K*n = 5000*4000");
+  expect_error("compile --op allgather --K 3000 -q", 2, "over the 268435456 collplan checks");
+  expect_error("compile --op reduce-scater --K 8 -q", 2, "reduce-scatter");
+  std::filesystem::remove_all(d);
 }

@@ -1,0 +1,190 @@
+// Shared pieces of the dissemination generators: round lists, the spec
+// check, the allgather and reduce-scatter phases, exact costs and
+// `--blocks auto` for allreduce (gen/dissemination.h).
+#include "gen/dissemination_build.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gen/circulant.h"
+#include "support/error.h"
+
+namespace collplan::gen {
+
+std::vector<DisseminationRound> dissemination_rounds(uint32_t K, uint32_t p) {
+  COLLPLAN_ASSERT(K >= 1 && p >= 1, "dissemination_rounds: K, p >= 1");
+  std::vector<DisseminationRound> rounds;
+  uint64_t D = 1;
+  while (D < K) {
+    DisseminationRound round;
+    const uint64_t rest = K - D;
+    if (rest >= uint64_t{p} * D) {
+      for (uint32_t j = 0; j < p; ++j)
+        round.push_back({static_cast<uint32_t>(D + j * D), static_cast<uint32_t>(D)});
+      D += uint64_t{p} * D;
+    } else {
+      // The last round: K − D < p·D positions over p ports, evenly.
+      uint64_t start = D;
+      for (uint32_t j = 0; j < p; ++j) {
+        const uint64_t len = rest / p + (j < rest % p ? 1 : 0);
+        if (len == 0) break;
+        round.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(len)});
+        start += len;
+      }
+      D = K;
+    }
+    rounds.push_back(std::move(round));
+  }
+  return rounds;
+}
+
+std::vector<DisseminationRound> circulant_rounds(uint32_t K) {
+  const Circulant c(K);
+  std::vector<DisseminationRound> rounds;
+  for (uint32_t k = 0; k < c.q(); ++k)
+    rounds.push_back({{static_cast<uint32_t>(c.skip(k)), static_cast<uint32_t>(c.skip(k + 1) - c.skip(k))}});
+  return rounds;
+}
+
+std::vector<uint32_t> dissemination_allreduce_coverage(uint32_t K, uint32_t p) {
+  std::vector<uint32_t> L{K};
+  while (L.back() > 1) L.push_back(static_cast<uint32_t>((uint64_t{L.back()} + p) / (p + 1)));
+  std::reverse(L.begin(), L.end());
+  return L;
+}
+
+void validate_dissemination_spec(const Spec& spec, std::initializer_list<OpKind> ops, const char* generator,
+                                 bool circulant) {
+  validate_spec_basics(spec);
+  if (std::find(ops.begin(), ops.end(), spec.op) == ops.end()) {
+    std::string names;
+    for (OpKind op : ops) names += fmt::format("{}'{}'", names.empty() ? "" : " or ", op_name(op));
+    user_error("the {} generator computes {}, not '{}'", generator, names, op_name(spec.op));
+  }
+  if (circulant) {
+    if (spec.p != 1)
+      user_error("{}: p = {} ports; circulant schedules use one port per processor (p = 1; "
+                 "dissemination-reduce-scatter covers p > 1)",
+                 generator, spec.p);
+    if (spec.lambda != 1)
+      user_error("{}: lambda = {}; circulant schedules assume synchronous rounds (lambda = 1; "
+                 "dissemination-reduce-scatter covers lambda > 1)",
+                 generator, spec.lambda);
+  }
+}
+
+std::string dissemination_why_not(const Spec& spec, bool circulant) {
+  if (circulant && spec.p != 1)
+    return fmt::format("circulant schedules use one port per processor (p = 1), got p = {}", spec.p);
+  if (circulant && spec.lambda != 1)
+    return fmt::format("circulant schedules assume synchronous rounds (lambda = 1), got lambda = {}", spec.lambda);
+  return {};
+}
+
+uint32_t allgather_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<DisseminationRound>& rounds,
+                         uint32_t first_step, PositionSlots& pos, const std::function<uint32_t(uint32_t)>& size) {
+  using namespace ir;
+  const uint32_t K = ctx.spec.K, lambda = ctx.spec.lambda, r = prog.rank;
+  pos.resize(K);
+  uint32_t last = first_step - 1;
+  for (size_t k = 0; k < rounds.size(); ++k) {
+    const uint32_t ts = first_step + static_cast<uint32_t>(k) * lambda, tr = ts + lambda - 1;
+    last = tr;
+    for (uint32_t port = 0; port < rounds[k].size(); ++port) {
+      const DisseminationPiece& pc = rounds[k][port];
+      std::vector<Combo> payload;
+      for (uint32_t j = 0; j < pc.len; ++j)
+        for (SlotId s : pos[j]) payload.push_back(unit(s));
+      if (!payload.empty())
+        prog.at_any(ts).sends.push_back(make_send(ctx, prog, port, (r + K - pc.offset) % K, std::move(payload)));
+      std::vector<SlotId> into;
+      for (uint32_t j = pc.offset; j < pc.offset + pc.len; ++j) {
+        COLLPLAN_ASSERT(pos[j].empty(), "allgather_phase: position received twice");
+        for (uint32_t e = size((r + j) % K); e > 0; --e) pos[j].push_back(prog.new_slot());
+        into.insert(into.end(), pos[j].begin(), pos[j].end());
+      }
+      if (!into.empty())
+        prog.at_any(tr).recvs.push_back(make_recv(ctx, prog, tr, port, (r + pc.offset) % K, std::move(into)));
+    }
+  }
+  return last;
+}
+
+uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<DisseminationRound>& rounds,
+                              uint32_t first_step, PositionSlots& partial) {
+  using namespace ir;
+  const uint32_t K = ctx.spec.K, lambda = ctx.spec.lambda, r = prog.rank;
+  COLLPLAN_ASSERT(partial.size() == K, "reduce_scatter_phase: one slot list per position");
+  uint32_t last = first_step - 1;
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const DisseminationRound& round = rounds[rounds.size() - 1 - i];
+    const uint32_t ts = first_step + static_cast<uint32_t>(i) * lambda, tr = ts + lambda - 1;
+    last = tr;
+    // arrived[j][e]: the slots that received contributions to element e of
+    // position j, one per port whose piece covers j.
+    std::vector<std::vector<std::vector<SlotId>>> arrived;
+    for (uint32_t port = 0; port < round.size(); ++port) {
+      const DisseminationPiece& pc = round[port];
+      std::vector<Combo> payload;
+      for (uint32_t j = pc.offset; j < pc.offset + pc.len; ++j)
+        for (SlotId s : partial[j]) payload.push_back(unit(s));
+      if (!payload.empty())
+        prog.at_any(ts).sends.push_back(make_send(ctx, prog, port, (r + pc.offset) % K, std::move(payload)));
+      std::vector<SlotId> into;
+      if (arrived.size() < pc.len) arrived.resize(pc.len);
+      for (uint32_t j = 0; j < pc.len; ++j) {
+        arrived[j].resize(partial[j].size());
+        for (size_t e = 0; e < partial[j].size(); ++e) {
+          const SlotId s = prog.new_slot();
+          arrived[j][e].push_back(s);
+          into.push_back(s);
+        }
+      }
+      if (!into.empty())
+        prog.at_any(tr).recvs.push_back(make_recv(ctx, prog, tr, port, (r + K - pc.offset) % K, std::move(into)));
+    }
+    for (size_t j = 0; j < arrived.size(); ++j)
+      for (size_t e = 0; e < arrived[j].size(); ++e) {
+        if (arrived[j][e].empty()) continue;
+        std::vector<Term> terms{Term{partial[j][e], 1}};
+        for (SlotId s : arrived[j][e]) terms.push_back(Term{s, 1});
+        prog.at_any(tr).ops.push_back(make_op(prog, partial[j][e], std::move(terms)));
+      }
+  }
+  return last;
+}
+
+uint64_t phase_C2(uint32_t K, const std::vector<DisseminationRound>& rounds,
+                  const std::function<uint32_t(uint32_t)>& size) {
+  // Window sums over the cyclic sizes: prefix[i] = Σ size(a mod K), a < i.
+  std::vector<uint64_t> prefix(2 * uint64_t{K} + 1, 0);
+  for (uint64_t a = 0; a < 2 * uint64_t{K}; ++a) prefix[a + 1] = prefix[a] + size(static_cast<uint32_t>(a % K));
+  auto widest = [&](uint32_t len) {
+    uint64_t m = 0;
+    for (uint32_t start = 0; start < K; ++start) m = std::max(m, prefix[start + len] - prefix[start]);
+    return m;
+  };
+  uint64_t C2 = 0;
+  for (const DisseminationRound& round : rounds) {
+    uint32_t longest = 0;  // windows nest: the longest piece has the largest one
+    for (const DisseminationPiece& pc : round) longest = std::max(longest, pc.len);
+    C2 += widest(longest);
+  }
+  return C2;
+}
+
+uint32_t allreduce_auto_blocks(const Spec& spec, uint64_t m, double beta, double tau) {
+  if (m == 0) user_error("--blocks auto: the message length (--cost-len) must be >= 1 element");
+  if (!(beta >= 0) || !(tau >= 0)) user_error("--blocks auto: beta = {} and tau = {} must be >= 0", beta, tau);
+  Spec one = spec, wide = spec;
+  one.blocks = 1;
+  wide.blocks = spec.K;
+  const PostalSplitCost latency = dissemination_allreduce_cost(one), bandwidth = reduce_scatter_allgather_cost(wide);
+  const uint64_t chunk = (m + spec.K - 1) / spec.K;
+  const double t_latency = latency.C1 * beta + static_cast<double>(latency.C2) * static_cast<double>(m) * tau;
+  const double t_bandwidth = bandwidth.C1 * beta + static_cast<double>(bandwidth.C2) * static_cast<double>(chunk) * tau;
+  return t_bandwidth < t_latency ? spec.K : 1;
+}
+
+}  // namespace collplan::gen

@@ -1,0 +1,46 @@
+// Shared pieces of the dissemination generators (gen/dissemination.h): the
+// spec check and the allgather and reduce-scatter phases over positions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "gen/dissemination.h"
+#include "ir/plan.h"
+
+namespace collplan::gen {
+
+// UserError unless spec.op is one of `ops`, the basics hold
+// (validate_spec_basics) and, when `circulant`, p = 1 and λ = 1.
+void validate_dissemination_spec(const Spec& spec, std::initializer_list<OpKind> ops, const char* generator,
+                                 bool circulant = false);
+// "" when a dissemination generator for `ops` can compute spec, else why.
+std::string dissemination_why_not(const Spec& spec, bool circulant);
+
+// Slots of each position (element order), relative to the rank building.
+using PositionSlots = std::vector<std::vector<ir::SlotId>>;
+
+// Appends an allgather phase to `prog` (rank prog.rank of K): round k sends
+// in step first_step + kλ and receives λ − 1 steps later. On entry pos[0]
+// holds the rank's own elements; on exit pos[j] holds position j's, received
+// into new slots. size(a) is the element count of absolute rank a's
+// position; a piece of no elements is neither sent nor received. Returns the
+// last step used.
+uint32_t allgather_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<DisseminationRound>& rounds,
+                         uint32_t first_step, PositionSlots& pos, const std::function<uint32_t(uint32_t)>& size);
+
+// Appends a reduce-scatter phase: the rounds backwards, each piece reversed.
+// On entry partial[j] holds this rank's contribution to position j (all K
+// positions); on exit partial[0] holds the sum over all ranks (the slots are
+// updated in place: partial[i] := partial[i] + what arrived for it).
+uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<DisseminationRound>& rounds,
+                              uint32_t first_step, PositionSlots& partial);
+
+// C2 of one phase over `rounds` when position a (absolute) has size(a)
+// elements: Σ_rounds max over ranks and pieces of the piece's elements.
+// Exact; O(K·pieces).
+uint64_t phase_C2(uint32_t K, const std::vector<DisseminationRound>& rounds,
+                  const std::function<uint32_t(uint32_t)>& size);
+
+}  // namespace collplan::gen

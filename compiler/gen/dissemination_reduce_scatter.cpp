@@ -1,0 +1,46 @@
+// Reduce-scatter with p ports: the dissemination allgather
+// (gen/dissemination_allgather.cpp) run backwards, each message reversed.
+//
+// Rank r keeps a partial sum per position j (rank (r + j) mod K's block),
+// starting from its own input blocks for that rank. The allgather's rounds
+// are taken last to first; for a piece (s, len) rank r sends its partial
+// sums of positions [s, s+len) to r + s, and adds what r − s sends (that
+// rank's positions [s, s+len), r's [0, len)) into its positions [0, len).
+// Position 0 ends with the sum over all ranks of their blocks for r: every
+// input reaches r exactly once, along the reversed allgather tree.
+//
+// C1 = λ·⌈log_{p+1} K⌉ and C2 = n·⌈(K−1)/p⌉, the allgather's. The
+// transpose of a linear reduce-scatter plan (every message reversed, steps
+// in reverse order) is an allgather plan with the same message sizes, so
+// the allgather's bound C2 >= ⌈n(K−1)/p⌉ holds for reduce-scatter too.
+#include "gen/dissemination_build.h"
+#include "support/error.h"
+
+namespace collplan::gen {
+
+ir::Plan dissemination_reduce_scatter(const Spec& spec) {
+  using namespace ir;
+  validate_dissemination_spec(spec, {OpKind::ReduceScatter}, "dissemination-reduce-scatter");
+  const uint32_t K = spec.K, n = spec.blocks;
+  const auto rounds = dissemination_rounds(K, spec.p);
+  Plan plan = make_plan(spec, static_cast<uint32_t>(rounds.size()) * spec.lambda);
+  for (uint32_t r = 0; r < K; ++r) {
+    Program& prog = plan.ranks[r];
+    prog.num_slots = K * n;  // input block b for rank a: slot a·n + b
+    for (SlotId s = 0; s < K * n; ++s) prog.inputs.push_back(s);
+    PositionSlots partial(K);
+    for (uint32_t j = 0; j < K; ++j)
+      for (uint32_t b = 0; b < n; ++b) partial[j].push_back(((r + j) % K) * n + b);
+    reduce_scatter_phase(plan, prog, rounds, 1, partial);
+    prog.outputs = partial[0];
+  }
+  return plan;
+}
+
+PostalSplitCost dissemination_reduce_scatter_cost(const Spec& spec) {
+  Spec as_allgather = spec;
+  as_allgather.op = OpKind::Allgather;
+  return dissemination_allgather_cost(as_allgather);
+}
+
+}  // namespace collplan::gen

@@ -1,0 +1,70 @@
+// Bandwidth-optimal allreduce: reduce-scatter, then allgather (Rabenseifner's
+// scheme, here on the p-port dissemination schedules of gen/dissemination.h,
+// so any K and any p).
+//
+// The n blocks are cut into K chunks, chunk c = blocks [chunk_offset(c),
+// chunk_offset(c) + chunk_size(c)) (sizes ⌊n/K⌋ or ⌈n/K⌉; empty when
+// n < K). Rank r, position j = chunk (r + j) mod K:
+//   phase 1  dissemination reduce-scatter of the chunks: position 0 ends with
+//            the sum of chunk r over all ranks (the partial sums are the
+//            input slots, updated in place);
+//   phase 2  dissemination allgather of the summed chunks, in the next
+//            rounds; output block b is read from the position of its chunk.
+// A piece whose chunks are empty is not sent.
+//
+// C1 = 2λ⌈log_{p+1} K⌉. C2 = 2·Σ_rounds (largest piece in blocks) =
+// 2⌈n/K⌉⌈(K−1)/p⌉ when K | n: 2(K−1)/K·n for p = 1, each rank sending and
+// receiving (K−1)/K of the vector twice, as opposed to ⌈log₂K⌉·n for the
+// latency-optimal allreduce. Pick by the cost model (`--algorithm auto`,
+// `--blocks auto`).
+#include <algorithm>
+
+#include "gen/dissemination_build.h"
+#include "support/error.h"
+
+namespace collplan::gen {
+
+ir::Plan reduce_scatter_allgather(const Spec& spec) {
+  using namespace ir;
+  validate_dissemination_spec(spec, {OpKind::Allreduce}, "reduce-scatter-allgather");
+  const uint32_t K = spec.K, n = spec.blocks;
+  const auto rounds = dissemination_rounds(K, spec.p);
+  const uint32_t phase = static_cast<uint32_t>(rounds.size()) * spec.lambda;
+  Plan plan = make_plan(spec, 2 * phase);
+  auto size = [&](uint32_t c) { return chunk_size(n, K, c); };
+  for (uint32_t r = 0; r < K; ++r) {
+    Program& prog = plan.ranks[r];
+    prog.num_slots = n;
+    for (SlotId s = 0; s < n; ++s) prog.inputs.push_back(s);
+    PositionSlots partial(K);
+    for (uint32_t j = 0; j < K; ++j) {
+      const uint32_t c = (r + j) % K;
+      for (uint32_t b = 0; b < size(c); ++b) partial[j].push_back(chunk_offset(n, K, c) + b);
+    }
+    reduce_scatter_phase(plan, prog, rounds, 1, partial);
+    PositionSlots pos(K);
+    pos[0] = partial[0];
+    allgather_phase(plan, prog, rounds, phase + 1, pos, size);
+    for (uint32_t c = 0; c < K; ++c) {
+      const auto& slots = pos[(c + K - r) % K];
+      prog.outputs.insert(prog.outputs.end(), slots.begin(), slots.end());
+    }
+  }
+  return plan;
+}
+
+PostalSplitCost reduce_scatter_allgather_cost(const Spec& spec) {
+  const uint32_t K = spec.K, n = spec.blocks;
+  const auto rounds = dissemination_rounds(K, spec.p);
+  // The chunk sizes are ⌈n/K⌉ for the first n mod K chunks, ⌊n/K⌋ after: a
+  // window of len chunks holds at most len·⌊n/K⌋ + min(len, n mod K).
+  uint64_t C2 = 0;
+  for (const auto& round : rounds) {
+    uint32_t longest = 0;
+    for (const auto& pc : round) longest = std::max(longest, pc.len);
+    C2 += uint64_t{longest} * (n / K) + std::min(longest, n % K);
+  }
+  return {0, 0, 2 * static_cast<uint32_t>(rounds.size()) * spec.lambda, 2 * C2};
+}
+
+}  // namespace collplan::gen
