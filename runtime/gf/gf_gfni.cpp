@@ -144,7 +144,10 @@ uint64_t gfni_matrix(uint8_t c, uint32_t poly) {
   return a;
 }
 
-void gfni16_matrices(uint16_t c, uint32_t poly, uint64_t out[4]) {
+namespace {
+
+// The blocks built from c·x^j, j < 16.
+void gfni16_direct(uint16_t c, uint32_t poly, uint64_t out[4]) {
   uint16_t col[16];  // c·x^j
   uint32_t p = c;
   for (int j = 0; j < 16; ++j) {
@@ -154,14 +157,41 @@ void gfni16_matrices(uint16_t c, uint32_t poly, uint64_t out[4]) {
   }
   // Row i of block (o, in) holds bit (8·o + i) of c·x^(8·in + j) in bit j:
   // the transpose of the matrix whose byte j is byte o of c·x^(8·in + j),
-  // with its rows in reverse byte order. Built by bit transposition, not bit
-  // by bit, because the unprepared gf::mad() prepares its constant per call.
+  // with its rows in reverse byte order.
   for (int o = 0; o < 2; ++o)
     for (int in = 0; in < 2; ++in) {
       uint64_t x = 0;
       for (int j = 0; j < 8; ++j) x |= static_cast<uint64_t>((col[8 * in + j] >> (8 * o)) & 0xFF) << (8 * j);
       out[2 * o + in] = __builtin_bswap64(transpose8x8(x));
     }
+}
+
+}  // namespace
+
+void gfni16_matrices(uint16_t c, uint32_t poly, uint64_t out[4]) {
+  if (poly != 0x1100B) {
+    gfni16_direct(c, poly, out);
+    return;
+  }
+  // The matrix of c is linear in c too: the XOR of the matrices of the x^b
+  // for the set bits b of c. From 16 basis matrices built once this costs a
+  // few dozen independent ANDs and XORs instead of 16 dependent shift-reduce
+  // steps and four transpositions -- it matters to the unprepared gf::mad(),
+  // which prepares its constant on every call.
+  struct Basis {
+    uint64_t m[16][4];
+  };
+  static const Basis basis = [] {
+    Basis b{};
+    for (int i = 0; i < 16; ++i) gfni16_direct(static_cast<uint16_t>(1u << i), 0x1100B, b.m[i]);
+    return b;
+  }();
+  uint64_t r[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 16; ++i) {
+    const uint64_t mask = 0 - static_cast<uint64_t>((c >> i) & 1);
+    for (int k = 0; k < 4; ++k) r[k] ^= basis.m[i][k] & mask;
+  }
+  for (int k = 0; k < 4; ++k) out[k] = r[k];
 }
 
 bool cpu_has_gfni() {
