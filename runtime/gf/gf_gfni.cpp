@@ -186,12 +186,20 @@ void gfni16_matrices(uint16_t c, uint32_t poly, uint64_t out[4]) {
     for (int i = 0; i < 16; ++i) gfni16_direct(static_cast<uint16_t>(1u << i), 0x1100B, b.m[i]);
     return b;
   }();
-  uint64_t r[4] = {0, 0, 0, 0};
+  // Four scalars, not an array: GCC kept an array on the stack and chained
+  // every iteration through a store and a reload.
+  uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0;
   for (int i = 0; i < 16; ++i) {
     const uint64_t mask = 0 - static_cast<uint64_t>((c >> i) & 1);
-    for (int k = 0; k < 4; ++k) r[k] ^= basis.m[i][k] & mask;
+    r0 ^= basis.m[i][0] & mask;
+    r1 ^= basis.m[i][1] & mask;
+    r2 ^= basis.m[i][2] & mask;
+    r3 ^= basis.m[i][3] & mask;
   }
-  for (int k = 0; k < 4; ++k) out[k] = r[k];
+  out[0] = r0;
+  out[1] = r1;
+  out[2] = r2;
+  out[3] = r3;
 }
 
 bool cpu_has_gfni() {
