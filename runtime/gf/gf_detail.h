@@ -45,6 +45,25 @@ void mul8_gfni512(const Field& f, const MadTable& t, const void* src, void* dst,
 // sources and stored once.
 void dot8_gfni512(size_t k, size_t m, const uint64_t* mats, const void* const* src, void* const* dst, size_t n);
 
+// GF(2^16) with GFNI (gf_gfni.cpp): the four 8x8 blocks of the 16x16 bit
+// matrix of multiplication by c modulo `poly`, out[2·o + i] mapping input
+// byte i (0 = low) to output byte o, each in GF2P8AFFINEQB's layout; kernels
+// take them from t.gfni16. Tails: masked (AVX-512), scalar log/exp (AVX2,
+// which needs t.log_c, as prepare_mad fills it).
+void gfni16_matrices(uint16_t c, uint32_t poly, uint64_t out[4]);
+void mad16_gfni(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+void mul16_gfni(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+void mad16_gfni512(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+void mul16_gfni512(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
+// gf::dot for gf65536, k >= 1, coef = m x k prepared constants (prepare_mad).
+// Each block of an output (64 elements with AVX-512, 32 with AVX2) is summed
+// in registers over all k sources, in the de-interleaved (low/high byte)
+// domain, and re-interleaved and stored once. The AVX2 version does the last
+// < 32 elements term by term (scalar).
+void dot16_gfni512(size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst, size_t n);
+void dot16_gfni(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+                size_t n);
+
 // GF(65537): 2^16 ≡ −1, so c·x = hi·2^16 + lo ≡ lo − hi. Constants c < 2^16
 // make c·x < 2^32 exact in 32 bits; c = 65536 ≡ −1 is a negation.
 void mad65537_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);

@@ -189,6 +189,18 @@ void fill_split16(MadTable& t, Elem c) {
   }
 }
 
+// GF(2^16) on a GFNI CPU: what the dispatched kernels read -- the bit
+// matrices, and log(c) for the AVX2 version's scalar tail -- without the
+// split tables, which cost more to build than a 1 KiB GFNI multiply. For the
+// unprepared entry points, which prepare their constant on every call.
+MadTable gfni16_table(const Field& f, Elem c) {
+  MadTable t;
+  t.c = c;
+  t.log_c = c ? f.log_table()[c] : 0;
+  detail::gfni16_matrices(static_cast<uint16_t>(c), f.poly(), t.gfni16);
+  return t;
+}
+
 // ── Dispatch ───────────────────────────────────────────────────────────────
 
 // Binary-field add is XOR of the bytes whatever the element width.
@@ -203,9 +215,14 @@ const detail::Impl& impl_gf256() {
                                 : detail::Impl{"isa-l", mad8_isal, mul8_isal, pick_xor()};
   return impl;
 }
+// GF(2^16): GFNI (four affine instructions per two vectors of elements)
+// before the split tables (eight PSHUFB lookups per vector); bench_gf
+// measures both.
 const detail::Impl& impl_gf65536() {
   static const detail::Impl impl =
-      detail::cpu_has_avx2()
+      detail::cpu_has_gfni512() ? detail::Impl{"gfni-avx512", detail::mad16_gfni512, detail::mul16_gfni512, pick_xor()}
+      : detail::cpu_has_gfni()  ? detail::Impl{"gfni-avx2", detail::mad16_gfni, detail::mul16_gfni, pick_xor()}
+      : detail::cpu_has_avx2()
           ? detail::Impl{"avx2-split-table", detail::mad16_avx2, detail::mul16_avx2, detail::xor_avx2}
           : detail::Impl{"scalar-log-exp", detail::mad16_scalar, detail::mul16_scalar, detail::xor_scalar};
   return impl;
@@ -240,6 +257,14 @@ void dot_impl(const Field& f, size_t k, size_t m, const MadTable* coef, const un
       detail::dot8_gfni512(k, m, gfni, src, dst, n);
     else
       dot8_isal(k, m, gftbls, src, dst, n);
+    return;
+  }
+  if (is_gf65536(f) && detail::cpu_has_gfni512()) {
+    detail::dot16_gfni512(k, m, coef, src, dst, n);
+    return;
+  }
+  if (is_gf65536(f) && detail::cpu_has_gfni()) {
+    detail::dot16_gfni(f, k, m, coef, src, dst, n);
     return;
   }
   if (f.kind() == FieldKind::Prime && detail::cpu_has_avx2() && (is_65537(f) || f.size() < (uint64_t{1} << 30))) {
@@ -288,6 +313,8 @@ std::vector<Impl> implementations(const Field& f) {
     if (cpu_has_gfni()) out.push_back({"isa-l", mad8_isal, mul8_isal, pick_xor()});
     if (cpu_has_avx2()) out.push_back({"isa-l+scalar-xor", mad8_isal, mul8_isal, xor_scalar});
   } else if (is_gf65536(f)) {
+    if (cpu_has_gfni512()) out.push_back({"gfni-avx2", mad16_gfni, mul16_gfni, pick_xor()});
+    if (cpu_has_gfni()) out.push_back({"avx2-split-table", mad16_avx2, mul16_avx2, xor_avx2});
     if (cpu_has_avx2()) out.push_back({"scalar-log-exp", mad16_scalar, mul16_scalar, xor_scalar});
   } else {
     if (is_65537(f)) {
@@ -428,6 +455,7 @@ MadTable prepare_mad(const Field& f, Elem c) {
   if (is_gf65536(f)) {
     t.log_c = c ? f.log_table()[c] : 0;
     fill_split16(t, c);
+    detail::gfni16_matrices(static_cast<uint16_t>(c), f.poly(), t.gfni16);
   } else {
     t.shoup = (static_cast<uint64_t>(c) << 32) / f.size();
   }
@@ -467,6 +495,10 @@ void mad(const Field& f, Elem c, const void* src, void* dst, size_t n) {
     impl_gf256().mad(f, gf256_table(c), src, dst, n);
     return;
   }
+  if (is_gf65536(f) && detail::cpu_has_gfni()) {
+    impl_gf65536().mad(f, gfni16_table(f, c), src, dst, n);
+    return;
+  }
   mad_prepared(f, prepare_mad(f, c), src, dst, n);
 }
 
@@ -481,6 +513,10 @@ void mul(const Field& f, Elem c, const void* src, void* dst, size_t n) {
   }
   if (is_gf256(f)) {
     impl_gf256().mul(f, gf256_table(c), src, dst, n);
+    return;
+  }
+  if (is_gf65536(f) && detail::cpu_has_gfni()) {
+    impl_gf65536().mul(f, gfni16_table(f, c), src, dst, n);
     return;
   }
   mul_prepared(f, prepare_mad(f, c), src, dst, n);
@@ -532,7 +568,8 @@ void dot(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* con
     return;
   }
   SmallBuf<MadTable, 64> coef(k * m);
-  for (size_t j = 0; j < k * m; ++j) coef.data()[j] = prepare_mad(f, coeffs[j]);
+  const bool lean16 = is_gf65536(f) && detail::cpu_has_gfni();  // dot_impl takes a GFNI dot
+  for (size_t j = 0; j < k * m; ++j) coef.data()[j] = lean16 ? gfni16_table(f, coeffs[j]) : prepare_mad(f, coeffs[j]);
   dot_impl(f, k, m, coef.data(), nullptr, nullptr, src, dst, n);
 }
 

@@ -45,10 +45,18 @@
 //              ISA-L takes `int len`, so regions of 2^30 bytes and more are
 //              processed in chunks. XOR (add) is a word loop, AVX2 when the
 //              CPU has it.
-//   gf65536    AVX2: split tables -- c*x = XOR over the four nibbles of x of
-//              c*(nibble << 4j), each a 16-entry byte table (low and high
-//              product byte): eight PSHUFB lookups per 32 elements. Without
-//              AVX2: log/exp with log(c) hoisted.
+//   gf65536    GFNI: multiplication by c is a 16x16 bit matrix, four 8x8
+//              blocks (MadTable::gfni16). The low and high bytes of 64
+//              (AVX-512BW) or 32 (AVX2) elements are gathered by PACKUSWB,
+//              out_lo = M_ll*lo ^ M_lh*hi and out_hi = M_hl*lo ^ M_hh*hi
+//              (four GF2P8AFFINEQB), then PUNPCK{L,H}BW restores the element
+//              order (gf_gfni.cpp). dot() sums each block of an output over
+//              all sources in that de-interleaved form and re-interleaves it
+//              once. Tails: masked loads/stores (AVX-512), scalar (AVX2).
+//              Otherwise AVX2 split tables -- c*x = XOR over the four nibbles
+//              of x of c*(nibble << 4j), each a 16-entry byte table (low and
+//              high product byte): eight PSHUFB lookups per 32 elements.
+//              Without AVX2: log/exp with log(c) hoisted.
 //   prime:q    Shoup multiplication by a constant: c' = floor(c * 2^32 / q),
 //              then c*x mod q = c*x - floor(c'*x / 2^32)*q, minus q once if
 //              needed (exact for q < 2^31). AVX2 (8 lanes) or scalar.
@@ -92,17 +100,20 @@ void add_base(const Field& f, const void* src, void* dst, size_t n);
 //   dst[j][i] = sum_s coeffs[j*k + s] * src[s][i]   (dst overwritten)
 // k = 0 zeroes the outputs. No dst may overlap a src or another dst. The fast
 // version builds a 32*k*m-byte table for gf256 (k*m prepared constants
-// otherwise) on every call; it lives on the stack up to k*m <= 64 and is
+// otherwise; for gf65536 on GFNI CPUs only their bit matrices) on every call; it lives on the stack up to k*m <= 64 and is
 // heap-allocated above that -- use prepare_dot/dot_prepared in hot loops.
-// Non-ISA-L fields are processed in 8 KiB blocks so that each output block
-// stays in L1 while the k sources are folded into it.
+// The GFNI dots (gf256 with AVX-512, gf65536) keep each output block in
+// registers over all k sources; the other non-ISA-L paths work in 8 KiB
+// blocks so that each output block stays in L1 while the k sources are
+// folded into it.
 void dot(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* const* src, void* const* dst,
          size_t n);
 void dot_base(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* const* src, void* const* dst,
               size_t n);
 
 // The implementation the dispatcher picks for f: "gfni-avx512", "gfni-avx2"
-// or "isa-l" (gf256), "avx2-split-table" or "scalar-log-exp" (gf65536),
+// or "isa-l" (gf256), "gfni-avx512", "gfni-avx2", "avx2-split-table" or
+// "scalar-log-exp" (gf65536),
 // "avx2-65537" or "scalar-65537" (prime:65537), "avx2-shoup" or
 // "scalar-shoup" (other prime fields).
 const char* kernel_name(const Field& f);
@@ -110,8 +121,9 @@ const char* kernel_name(const Field& f);
 // ── Prepared constants, for loops that apply the same constant many times ──
 //
 // A MadTable is everything a multiply by c needs, built once (e.g. at plan
-// load): the ISA-L tables for gf256, the split tables and log(c) for gf65536,
-// Shoup's constant for prime fields. It is tied to the field it was prepared
+// load): the ISA-L tables and GFNI matrix for gf256, the GFNI matrices, split
+// tables and log(c) for gf65536, Shoup's constant for prime fields (every
+// implementation's data, so one table serves whichever the CPU runs). It is tied to the field it was prepared
 // for; using it with another field is undefined. Plain data, copyable.
 struct MadTable {
   Elem c = 0;
@@ -128,6 +140,10 @@ struct MadTable {
   alignas(32) unsigned char split[8][16] = {};
   // gf256: the GF2P8AFFINEQB matrix of multiplication by c (GFNI path).
   uint64_t gfni = 0;
+  // gf65536: the four 8x8 blocks of the 16x16 bit matrix of multiplication
+  // by c, gfni16[2*o + i] mapping input byte i to output byte o (0 = low
+  // byte), each in GF2P8AFFINEQB's layout (GFNI paths).
+  uint64_t gfni16[4] = {};
 };
 
 MadTable prepare_mad(const Field& f, Elem c);
@@ -139,7 +155,7 @@ void mul_prepared(const Field& f, const MadTable& t, const void* src, void* dst,
 // dot() with its tables built once.
 struct DotTables {
   size_t k = 0, m = 0;
-  std::vector<MadTable> coef;         // not gf256: m*k prepared coefficients (row-major)
+  std::vector<MadTable> coef;         // not gf256: m*k prepared coefficients (row-major; gf65536 GFNI dots read their gfni16)
   std::vector<unsigned char> gftbls;  // gf256: ec_init_tables(k, m, coeffs), 32*k*m bytes
   std::vector<uint64_t> gfni;         // gf256 on GFNI + AVX-512 CPUs: m*k affine matrices
 };

@@ -2,12 +2,15 @@
 // then every fast implementation (dispatched entry points, prepared forms and
 // each CPU-specific variant) against the references, over all GF(2^8)
 // constants, many lengths and misaligned pointers, with guard bytes around
-// every destination to catch out-of-bounds writes.
+// every destination to catch out-of-bounds writes. The GF(2^16) GFNI bit
+// matrices are also checked bit by bit, and the dot kernels of each GFNI
+// width directly (the dispatched dot runs only the widest).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -222,10 +225,112 @@ TEST_CASE("gf256 kernels: all 256 constants, all lengths, misaligned", "[gf]") {
 
 TEST_CASE("gf65536 kernels: sampled constants", "[gf]") {
   const Field f = Field::gf65536();
+  REQUIRE(std::string(gf::kernel_name(f)) == (gf::detail::cpu_has_gfni512() ? "gfni-avx512"
+                                              : gf::detail::cpu_has_gfni() ? "gfni-avx2"
+                                              : gf::detail::cpu_has_avx2() ? "avx2-split-table"
+                                                                           : "scalar-log-exp"));
   std::mt19937_64 rng(65536);
-  const auto cs = sampled_constants(f, rng, 12);
+  auto cs = sampled_constants(f, rng, 12);
+  // Powers of the generator: constants whose products reduce on every input
+  // bit, and g^(q-2) = 1/g.
+  for (uint64_t e : {2u, 8u, 15u, 16u, 17u, 255u, 256u, 4097u, 65534u}) cs.push_back(f.pow(f.generator(), e));
   for (size_t n : kLengths)
     for (size_t i = 0; i < cs.size(); ++i) check_all_forms(f, cs[i], n, rng, i == 0);
+}
+
+TEST_CASE("gf65536 GFNI matrices: every bit against Field::mul, and a wrong one is caught", "[gf]") {
+  const Field f = Field::gf65536();
+  std::mt19937_64 rng(16);
+  std::vector<Elem> cs = {0, 1, 2, 0xFFFF, 0x8000, static_cast<Elem>(f.generator())};
+  for (int i = 0; i < 20; ++i) cs.push_back(static_cast<Elem>(rng() % f.size()));
+  for (Elem c : cs) {
+    INFO("c = " << c);
+    const gf::MadTable t = gf::prepare_mad(f, c);
+    uint64_t direct[4];
+    gf::detail::gfni16_matrices(static_cast<uint16_t>(c), f.poly(), direct);
+    // Block (o, in), row i (byte 7 - i), bit j = bit 8o + i of c * x^(8in + j).
+    for (uint32_t o = 0; o < 2; ++o)
+      for (uint32_t in = 0; in < 2; ++in)
+        for (uint32_t i = 0; i < 8; ++i)
+          for (uint32_t j = 0; j < 8; ++j) {
+            const uint64_t want = (f.mul(c, Elem{1} << (8 * in + j)) >> (8 * o + i)) & 1;
+            REQUIRE(((t.gfni16[2 * o + in] >> (8 * (7 - i) + j)) & 1) == want);
+            REQUIRE(((direct[2 * o + in] >> (8 * (7 - i) + j)) & 1) == want);
+          }
+  }
+
+  // Each GFNI kernel reads all four blocks: one flipped bit in any block
+  // changes its output, so the comparisons above would see a wrong matrix.
+  const size_t n = 200;  // vector blocks and a tail
+  const auto src = random_elems(f, n, rng);
+  const gf::MadTable good = gf::prepare_mad(f, 0x1234);
+  std::vector<unsigned char> want(2 * n);
+  gf::mul_base(f, 0x1234, src.data(), want.data(), n);
+  for (const auto& impl : gf::detail::implementations(f)) {
+    if (std::string(impl.name).rfind("gfni", 0) != 0) continue;
+    INFO("implementation " << impl.name);
+    std::vector<unsigned char> got(2 * n);
+    impl.mul(f, good, src.data(), got.data(), n);
+    REQUIRE(got == want);
+    for (int b = 0; b < 4; ++b) {
+      gf::MadTable bad = good;
+      bad.gfni16[b] ^= uint64_t{1} << (8 * (b + 1) + b);
+      impl.mul(f, bad, src.data(), got.data(), n);
+      REQUIRE(got != want);
+      std::vector<unsigned char> acc(2 * n, 0);
+      impl.mad(f, bad, src.data(), acc.data(), n);
+      REQUIRE(acc != want);
+    }
+  }
+}
+
+TEST_CASE("gf65536 dot: every GFNI width against the reference", "[gf]") {
+  const Field f = Field::gf65536();
+  using Dot = std::function<void(size_t, size_t, const gf::MadTable*, const void* const*, void* const*, size_t)>;
+  std::vector<std::pair<std::string, Dot>> paths;
+  if (gf::detail::cpu_has_gfni512())
+    paths.push_back({"gfni-avx512", [](size_t k, size_t m, const gf::MadTable* co, const void* const* s,
+                                       void* const* d, size_t n) { gf::detail::dot16_gfni512(k, m, co, s, d, n); }});
+  if (gf::detail::cpu_has_gfni())
+    paths.push_back({"gfni-avx2", [&f](size_t k, size_t m, const gf::MadTable* co, const void* const* s,
+                                       void* const* d, size_t n) { gf::detail::dot16_gfni(f, k, m, co, s, d, n); }});
+  if (paths.empty()) SUCCEED("no GFNI on this CPU");
+  std::mt19937_64 rng(1616);
+  for (const auto& [name, dot] : paths)
+    for (size_t k : {1u, 2u, 3u, 8u})
+      for (size_t m : {1u, 3u})
+        for (size_t n : {1u, 7u, 31u, 32u, 33u, 63u, 64u, 65u, 127u, 1000u, 4099u}) {
+          INFO(name << " k = " << k << " m = " << m << " n = " << n);
+          std::vector<Elem> co(k * m);
+          for (size_t i = 0; i < co.size(); ++i)
+            co[i] = i % 4 == 1 ? 0 : i % 4 == 2 ? 1 : i % 4 == 3 ? 0xFFFF : static_cast<Elem>(rng() % f.size());
+          std::vector<gf::MadTable> mt;
+          for (Elem c : co) mt.push_back(gf::prepare_mad(f, c));
+          std::vector<std::unique_ptr<Region>> srcs;
+          std::vector<const void*> sp;
+          for (size_t s = 0; s < k; ++s) {
+            srcs.push_back(std::make_unique<Region>(f, n, (7 * s + 1) % 64));  // odd offsets: not even 2-aligned
+            srcs.back()->fill_from(random_elems(f, n, rng));
+            sp.push_back(srcs.back()->data());
+          }
+          std::vector<std::vector<unsigned char>> want(m, std::vector<unsigned char>(2 * n));
+          std::vector<void*> wp;
+          for (auto& w : want) wp.push_back(w.data());
+          gf::dot_base(f, k, m, co.data(), sp.data(), wp.data(), n);
+          std::vector<std::unique_ptr<Region>> out;
+          std::vector<void*> op;
+          for (size_t j = 0; j < m; ++j) {
+            out.push_back(std::make_unique<Region>(f, n, (5 * j + 3) % 64));
+            std::memset(out.back()->data(), 0xC3, 2 * n);  // garbage to be overwritten
+            op.push_back(out.back()->data());
+          }
+          dot(k, m, mt.data(), sp.data(), op.data(), n);
+          for (size_t j = 0; j < m; ++j) {
+            REQUIRE(out[j]->guards_intact());
+            REQUIRE(out[j]->contents() == want[j]);
+          }
+          for (const auto& r : srcs) REQUIRE(r->guards_intact());
+        }
 }
 
 TEST_CASE("prime field kernels: sampled constants", "[gf]") {
@@ -307,12 +412,13 @@ TEST_CASE("gf kernels: dispatch names and constant checks", "[gf]") {
   const bool avx2 = gf::detail::cpu_has_avx2();
   const bool gfni = gf::detail::cpu_has_gfni(), gfni512 = gf::detail::cpu_has_gfni512();
   REQUIRE(std::string(gf::kernel_name(Field::gf256())) == (gfni512 ? "gfni-avx512" : gfni ? "gfni-avx2" : "isa-l"));
-  REQUIRE(std::string(gf::kernel_name(Field::gf65536())) == (avx2 ? "avx2-split-table" : "scalar-log-exp"));
+  REQUIRE(std::string(gf::kernel_name(Field::gf65536())) ==
+          (gfni512 ? "gfni-avx512" : gfni ? "gfni-avx2" : avx2 ? "avx2-split-table" : "scalar-log-exp"));
   REQUIRE(std::string(gf::kernel_name(Field::prime(65537))) == (avx2 ? "avx2-65537" : "scalar-65537"));
   REQUIRE(std::string(gf::kernel_name(Field::prime(257))) == (avx2 ? "avx2-shoup" : "scalar-shoup"));
   // Every implementation the CPU supports is listed (and so tested above).
   const std::vector<std::pair<Field, size_t>> counts = {{Field::gf256(), 1u + avx2 + gfni + gfni512},
-                                                        {Field::gf65536(), avx2 ? 2u : 1u},
+                                                        {Field::gf65536(), 1u + avx2 + gfni + gfni512},
                                                         {Field::prime(65537), avx2 ? 4u : 2u},
                                                         {Field::prime(257), avx2 ? 2u : 1u}};
   for (const auto& [f, count] : counts) {
