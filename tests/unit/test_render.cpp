@@ -5,8 +5,12 @@
 // cost pass, and the user errors of the range flags.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -320,4 +324,50 @@ TEST_CASE("render: K = 4096 encode, the summary view renders in under 10 s and 5
   CHECK(svg.find("(summary)") != std::string::npos);
   CHECK(svg_messages(svg).empty());  // no arrows: the summary has no per-message elements
   CHECK(count(svg, "class=\"rank\" data-rank=") == backend::kHeatRows);
+}
+
+TEST_CASE("cli render: show draws files, and bad picture flags are user errors (exit 2)", "[cli][render]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("collplan-render-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string cp = COLLPLAN_CLI, plan = (dir / "enc.cplan").string();
+  auto run = [&](const std::string& args, std::string* out = nullptr) {
+    const std::string log = (dir / "log").string();
+    const int st = std::system((cp + " " + args + " > " + log + " 2>&1").c_str());
+    if (out) {
+      std::stringstream ss;
+      ss << std::ifstream(log).rdbuf();
+      *out = ss.str();
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  REQUIRE(run("compile -q --op encode --K 9 --p 2 -o " + plan) == 0);
+  std::string out;
+  CHECK(run("show " + plan + " --svg " + (dir / "a.svg").string() + " --dot " + (dir / "a.dot").string() + " --html " +
+            (dir / "a.html").string(), &out) == 0);
+  CHECK(fs::file_size(dir / "a.svg") > 0);
+  CHECK(fs::file_size(dir / "a.dot") > 0);
+  CHECK(fs::file_size(dir / "a.html") > 0);
+  CHECK(run("show " + plan + " --summary", &out) == 0);
+  CHECK(out.find("busiest port") != std::string::npos);
+
+  struct Bad {
+    std::string args, says;
+  };
+  for (const Bad& b : {Bad{"--svg x.svg --ranks 5-3", "--ranks 5-3: the range is reversed"},
+                       Bad{"--svg x.svg --ranks 0-9", "--ranks 0-9: out of range"},
+                       Bad{"--svg x.svg --steps 1-3", "--steps 1-3: out of range; valid: A-B or A with 1 <= A <= B <= 2"},
+                       Bad{"--svg x.svg --steps two", "--steps two: not a number"},
+                       Bad{"--svg x.svg --rank 3", "--ranks A-B instead"},
+                       Bad{"--svg x.svg --trace t.json", "add --html FILE"},
+                       Bad{"--ranks 0-3", "add --svg, --dot or --html"},
+                       Bad{"--summary --diagram --svg x.svg", "excludes"},
+                       Bad{"--html x.html --trace " + plan, "--trace " + plan + ": not JSON"},
+                       Bad{"--svg " + (dir / "no" / "such" / "dir.svg").string(), "cannot open the file for writing"}}) {
+    INFO(b.args);
+    const int rc = run("show " + plan + " " + b.args, &out);
+    CHECK(rc == 2);
+    CHECK_THAT(out, Catch::Matchers::Contains(b.says));
+  }
+  fs::remove_all(dir);
 }
