@@ -134,6 +134,8 @@ std::string render_trace_svg(const PlanView& v, const RenderOptions& o, const nl
   const Range R = rank_range(v, o);
   std::map<uint32_t, std::vector<Span>> rows;
   uint32_t last_run = 0;
+  // A field of the wrong type is the file's fault, not collplan's.
+  try {
   for (const auto& e : trace["traceEvents"]) {
     if (!e.is_object() || e.value("ph", "") != "X") continue;
     if (!e.contains("pid") || !e["pid"].is_number_unsigned() || !e.contains("ts") || !e["ts"].is_number() ||
@@ -146,11 +148,17 @@ std::string render_trace_svg(const PlanView& v, const RenderOptions& o, const nl
     s.ts = e["ts"].get<double>();
     s.dur = e["dur"].get<double>();
     const auto& a = e.contains("args") ? e["args"] : nlohmann::json::object();
+    for (const char* k : {"run", "step"})
+      if (a.contains(k) && !a[k].is_number_unsigned())
+        not_a_trace(fmt::format("args.{} of an event is {}, not a count", k, a[k].dump()));
     s.run = a.value("run", 0u);
     s.step = a.value("step", 0u);
     s.tip = fmt::format("rank {}: {} {:.3f} µs at {:.3f} µs {}", pid, s.name, s.dur, s.ts, a.dump());
     last_run = std::max(last_run, s.run);
     if (R.contains(pid)) rows[pid].push_back(std::move(s));
+  }
+  } catch (const nlohmann::json::exception& e) {
+    not_a_trace(e.what());
   }
   double t0 = std::numeric_limits<double>::max(), t1 = 0;
   for (auto& [r, spans] : rows) {
@@ -225,7 +233,9 @@ std::string render_html(const PlanView& v, const RenderOptions& o, const nlohman
   const ir::Plan& plan = v.plan();
   const std::string digest = ir::plan_digest(plan).hex();
   if (trace && trace->is_object() && trace->contains("otherData") && (*trace)["otherData"].is_object()) {
-    const std::string td = (*trace)["otherData"].value("digest", "");
+    const auto& other = (*trace)["otherData"];
+    const std::string td = other.contains("digest") && other["digest"].is_string() ? other["digest"].get<std::string>()
+                                                                                   : std::string();
     if (!td.empty() && td != digest)
       user_error("--trace: the trace was recorded from the plan with digest {}, this plan's digest is {}", td, digest);
   }

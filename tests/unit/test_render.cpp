@@ -305,6 +305,23 @@ TEST_CASE("render: the explorer page is self-contained and embeds what it shows"
   CHECK_THROWS_AS(backend::render_html(v, o, &t), UserError);
   nlohmann::json bad = {{"events", 1}};
   CHECK_THROWS_AS(backend::render_html(v, o, &bad), UserError);
+  // Fields of the wrong type, or ranks the plan does not have.
+  for (const char* text :
+       {R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1,"dur":1,"name":7}]})",
+        R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1,"dur":1,"name":"wait","args":{"run":-1}}]})",
+        R"({"traceEvents":[{"ph":"X","pid":9,"tid":9,"ts":1,"dur":1,"name":"wait"}]})",
+        R"({"traceEvents":[{"ph":"X","pid":"a","tid":0,"ts":1,"dur":1,"name":"wait"}]})",
+        R"({"traceEvents":[]})"}) {
+    INFO(text);
+    const nlohmann::json t2 = nlohmann::json::parse(text);
+    CHECK_THROWS_AS(backend::render_html(v, o, &t2), UserError);
+  }
+  // A well-formed trace of this plan is drawn: one row per rank.
+  const nlohmann::json good = nlohmann::json::parse(
+      R"({"traceEvents":[{"ph":"X","pid":2,"tid":2,"ts":1,"dur":3,"name":"wait","args":{"run":1,"step":1}}]})");
+  const std::string with = backend::render_html(v, o, &good);
+  CHECK(with.find("class=\"collplan-trace\"") != std::string::npos);
+  CHECK(with.find("class=\"wait\"") != std::string::npos);
 }
 
 TEST_CASE("render: K = 4096 encode, the summary view renders in under 10 s and 5 MB", "[render][.slow][slow]") {
