@@ -55,6 +55,10 @@ void TracingTransport::enter(uint32_t step, int64_t t) {
 
 Status TracingTransport::begin(uint32_t max_requests) {
   const int64_t t = trace_now_ns();
+  // Room for another run as long as the last one, so that from the second
+  // run on recording does not allocate inside the round loop.
+  events_.reserve(events_.size() + std::max<size_t>(last_run_events_, 256));
+  run_first_event_ = events_.size();
   ++run_;
   cur_step_ = 0;
   run_start_ = step_start_ = last_end_ = t;
@@ -121,6 +125,7 @@ Status TracingTransport::end() {
   TraceEvent r = ev(TraceKind::run, run_start_, t);
   r.step = 0;
   events_.push_back(r);
+  last_run_events_ = events_.size() - run_first_event_;
   return inner_.end();
 }
 

@@ -73,7 +73,9 @@ struct TraceEvent {
 
 // Wraps `inner` (which must outlive it) and appends what it sees to its own
 // event list. Forwards every call unchanged, including the statuses, so a
-// traced run behaves as an untraced one apart from a clock read per call.
+// traced run behaves as an untraced one apart from two clock reads and a
+// record per call. begin() reserves room for a run as long as the previous
+// one, so only the first run's recording may allocate in the round loop.
 class TracingTransport final : public Transport {
  public:
   // `lambda`: the plan's postal latency (to date the waits).
@@ -106,6 +108,7 @@ class TracingTransport final : public Transport {
   uint32_t lambda_;
   std::vector<TraceEvent> events_;
   std::vector<Req> reqs_;
+  size_t run_first_event_ = 0, last_run_events_ = 0;
   uint32_t run_ = 0, cur_step_ = 0;
   int64_t run_start_ = 0, step_start_ = 0, last_end_ = 0;
 };

@@ -181,6 +181,17 @@ Range parse_range(const std::string& text, const char* flag, const char* what, u
   return r;
 }
 
+std::string critical_path_text(const PlanView& v) {
+  if (v.critical_path().empty()) return "(empty)";
+  std::string s = fmt::format("r{}", v.messages()[v.critical_path().front()].from);
+  for (size_t i : v.critical_path()) {
+    const Message& m = v.messages()[i];
+    s += m.sent == m.lands ? fmt::format(" →(port {}, step {}) r{}", m.port, m.sent, m.to)
+                           : fmt::format(" →(port {}, steps {}..{}) r{}", m.port, m.sent, m.lands, m.to);
+  }
+  return s;
+}
+
 std::string combo_text(const ir::Combo& c) {
   if (c.terms.empty()) return "0";
   std::string s;

@@ -125,6 +125,11 @@ class PlanView {
 // leaves lo..hi. `what` names the values ("ranks", "steps").
 Range parse_range(const std::string& text, const char* flag, const char* what, uint32_t lo, uint32_t hi);
 
+// The critical path as one line, the ranks it visits with each hop's port
+// and step (sent..lands when λ > 1): "r0 →(port 0, step 1) r1 →(port 1,
+// steps 4..6) r8"; "(empty)" when there is none.
+std::string critical_path_text(const PlanView& v);
+
 // A payload combination as the text dump writes it: "2*s1 + s4", "0".
 std::string combo_text(const ir::Combo& c);
 

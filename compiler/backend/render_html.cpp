@@ -249,6 +249,7 @@ std::string render_html(const PlanView& v, const RenderOptions& o, const nlohman
   std::string cost = passes::cost_text(c, 0, 0, 0);
   cost += fmt::format("critical path: {} messages, the last output is complete in step {}\n", v.critical_path().size(),
                       v.critical_end());
+  cost += "  " + critical_path_text(v) + "\n";
   const std::string title = o.title.empty() ? "collplan plan" : o.title;
 
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";

@@ -2,7 +2,7 @@
 // no network access, the script inlined and hand-written — holding
 //   the plan's caption and digest;
 //   the cost report (passes/cost.h: C1, C2, their lower bounds and ratios,
-//     step sizes) and the critical path's length (plan_view.h);
+//     step sizes) and the critical path hop by hop (plan_view.h);
 //   the round diagram or the summary view (render_svg.h, same options);
 //   with a trace (`collplan run --trace`, runtime/trace.h) of the same plan,
 //     the measured timeline of its last run under the planned one: a row per

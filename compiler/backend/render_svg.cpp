@@ -256,6 +256,7 @@ std::string summary_text(const PlanView& v, const RenderOptions& o) {
   std::string s = plan_caption(v) + "\n";
   s += fmt::format("critical path: {} messages, the last output is complete in step {}\n", v.critical_path().size(),
                    v.critical_end());
+  s += "  " + critical_path_text(v) + "\n";
   s += fmt::format("{:>6} {:>10} {:>12} {:>8} {:>14} {:>8} {:>9}\n", "step", "messages", "elements", "largest",
                    "busiest port", "active", "critical");
   const auto sum = v.summary();

@@ -200,6 +200,7 @@ TEST_CASE("render: the critical path follows the data, not the busiest messages"
   CHECK(std::tie(first.from, first.to, first.sent) == std::tuple(0u, 1u, 1u));
   CHECK(std::tie(second.from, second.to, second.sent) == std::tuple(1u, 2u, 2u));
   CHECK(v.critical_end() == 2);
+  CHECK(backend::critical_path_text(v) == "r0 →(port 0, step 1) r1 →(port 0, step 2) r2");
   for (const backend::Message& m : v.messages())
     if (m.from == 0 && m.to == 2) {
       CHECK_FALSE(m.critical);
@@ -251,7 +252,7 @@ TEST_CASE("render: the summary's totals are the cost pass's", "[render]") {
     RenderOptions o;
     o.mode = backend::ViewMode::Summary;
     const std::string text = backend::summary_text(v, o);
-    CHECK(count(text, "\n") == 3 + c.C1);
+    CHECK(count(text, "\n") == 4 + c.C1);
   }
 }
 
