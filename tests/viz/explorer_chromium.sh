@@ -3,7 +3,8 @@
 # loads with no script error and no console error, shows the round diagram
 # (one arrow per message) and the measured timeline of a traced run, and
 # opening it with #rank=3 makes its own script click rank 3's label, which
-# shows rank 3's program. A screenshot is kept in ARTIFACT_DIR.
+# shows rank 3's program; the same through a heat-map row of the summary
+# view. A screenshot is kept in ARTIFACT_DIR.
 #   explorer_chromium.sh COLLPLAN ARTIFACT_DIR
 # Exit 77 (skipped) only when no chromium is installed.
 set -uo pipefail
@@ -54,6 +55,16 @@ assert text.startswith("rank 3:"), text[:80]
 assert "step 1" in text and "send port" in text, text[:200]
 assert "rank 4:" not in text
 PY
+
+# The summary view's heat-map rows are clickable ranks too.
+"$CP" show "$dir/enc.cplan" --html "$dir/summary.html" --summary >/dev/null || fail "show --html --summary"
+timeout 60 "$CHROME" "${FLAGS[@]}" --dump-dom "file://$dir/summary.html#rank=5" >"$dir/sdom.html" 2>"$dir/sconsole.log" || {
+  cat "$dir/sconsole.log"; fail "chromium --dump-dom (summary)"; }
+grep -q 'data-ready="1"' "$dir/sdom.html" || fail "summary page: the script did not finish"
+grep -q 'data-js-errors="0"' "$dir/sdom.html" || fail "summary page: script errors"
+grep -q '(summary)' "$dir/sdom.html" || fail "summary page: no summary view"
+grep -q 'data-selected-rank="5"' "$dir/sdom.html" || fail "summary page: rank 5 was not selected by its row's click"
+grep -q '<pre id="program">rank 5:' "$dir/sdom.html" || fail "summary page: rank 5's program is not shown"
 
 timeout 60 "$CHROME" "${FLAGS[@]}" --hide-scrollbars --window-size=1400,1800 --screenshot="$ART/explorer.png" "$url" \
   >/dev/null 2>"$dir/shot.log" || { cat "$dir/shot.log"; fail "chromium --screenshot"; }
