@@ -141,12 +141,14 @@ std::vector<StepSummary> PlanView::summary() const {
         s.busiest_port_elements = per_port[static_cast<size_t>(t - 1) * p + q];
         s.busiest_port = q;
       }
-    for (ir::Rank r = 0; r < K(); ++r)
-      for (ir::Port q = 0; q < p; ++q)
-        if (send_busy(r, t, q) || recv_busy(r, t, q)) {
-          ++s.active_ranks;
-          break;
-        }
+    for (ir::Rank r = 0; r < K(); ++r) {
+      bool active = false;
+      for (ir::Port q = 0; q < p; ++q) {
+        s.busy_send_ports += send_busy(r, t, q);
+        active = active || send_busy(r, t, q) || recv_busy(r, t, q);
+      }
+      s.active_ranks += active;
+    }
   }
   return out;
 }

@@ -76,6 +76,7 @@ struct StepSummary {
   ir::Port busiest_port = 0;       // port carrying the most elements (lowest on ties)
   uint64_t busiest_port_elements = 0;
   uint32_t active_ranks = 0;       // ranks that send or receive in t
+  uint64_t busy_send_ports = 0;    // (rank, port) pairs that send in t, of K·p
   uint64_t critical = 0;           // critical-path messages sent in t
 };
 

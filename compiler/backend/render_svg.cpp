@@ -61,6 +61,15 @@ std::string payload_text(const ir::Send& s) {
   return t + "]";
 }
 
+// The share of send ports busy in a step, as a whole percentage ("<1%" for a
+// few among many, so that a busy step never reads as idle).
+std::string ports_busy(const PlanView& v, const StepSummary& x) {
+  const uint64_t all = static_cast<uint64_t>(v.K()) * v.ports();
+  if (x.busy_send_ports == 0) return "0%";
+  const uint64_t pct = x.busy_send_ports * 100 / all;
+  return pct == 0 ? std::string("<1%") : fmt::format("{}%", pct);
+}
+
 bool in_view(const Message& m, const Range& R, const Range& S) {
   return (R.contains(m.from) || R.contains(m.to)) && m.sent <= S.hi && m.lands >= S.lo;
 }
@@ -257,14 +266,14 @@ std::string summary_text(const PlanView& v, const RenderOptions& o) {
   s += fmt::format("critical path: {} messages, the last output is complete in step {}\n", v.critical_path().size(),
                    v.critical_end());
   s += "  " + critical_path_text(v) + "\n";
-  s += fmt::format("{:>6} {:>10} {:>12} {:>8} {:>14} {:>8} {:>9}\n", "step", "messages", "elements", "largest",
-                   "busiest port", "active", "critical");
+  s += fmt::format("{:>6} {:>10} {:>12} {:>8} {:>14} {:>11} {:>8} {:>9}\n", "step", "messages", "elements", "largest",
+                   "busiest port", "ports busy", "active", "critical");
   const auto sum = v.summary();
   for (uint32_t t = S.lo; t <= S.hi && t <= sum.size(); ++t) {
     const StepSummary& x = sum[t - 1];
-    s += fmt::format("{:>6} {:>10} {:>12} {:>8} {:>14} {:>8} {:>9}\n", x.t, x.messages, x.elements, x.largest,
+    s += fmt::format("{:>6} {:>10} {:>12} {:>8} {:>14} {:>11} {:>8} {:>9}\n", x.t, x.messages, x.elements, x.largest,
                      x.messages ? fmt::format("{} ({})", x.busiest_port, x.busiest_port_elements) : std::string("-"),
-                     x.active_ranks, x.critical);
+                     ports_busy(v, x), x.active_ranks, x.critical);
   }
   return s;
 }
@@ -295,10 +304,10 @@ std::string render_summary_svg(const PlanView& v, const RenderOptions& o) {
                    R.lo, R.hi, v.K() - 1, S.lo, S.hi, v.steps(), v.critical_path().size(), v.critical_end());
 
   // The per-step table (over all ranks: a step's cost is global).
-  const int cols[7] = {50, 140, 240, 320, 450, 530, 610};
-  const char* heads[7] = {"step", "messages", "elements", "largest", "busiest port", "active", "critical"};
+  const int cols[8] = {50, 140, 240, 320, 450, 540, 620, 700};
+  const char* heads[8] = {"step", "messages", "elements", "largest", "busiest port", "ports busy", "active", "critical"};
   s += "<g class=\"table\">\n";
-  for (int c = 0; c < 7; ++c)
+  for (int c = 0; c < 8; ++c)
     s += fmt::format("<text class=\"num\" x=\"{}\" y=\"{}\" font-weight=\"bold\">{}</text>\n", cols[c], T + 12,
                      heads[c]);
   for (uint32_t t = S.lo; t <= S.hi; ++t) {
@@ -306,12 +315,12 @@ std::string render_summary_svg(const PlanView& v, const RenderOptions& o) {
     const int y = T + 12 + static_cast<int>(t - S.lo + 1) * row;
     const std::string busiest =
         x.messages ? fmt::format("{} ({})", x.busiest_port, x.busiest_port_elements) : std::string("-");
-    const std::string vals[7] = {fmt::format("{}", x.t),        fmt::format("{}", x.messages),
+    const std::string vals[8] = {fmt::format("{}", x.t),        fmt::format("{}", x.messages),
                                  fmt::format("{}", x.elements), fmt::format("{}", x.largest),
-                                 busiest,                       fmt::format("{}", x.active_ranks),
-                                 fmt::format("{}", x.critical)};
+                                 busiest,                       ports_busy(v, x),
+                                 fmt::format("{}", x.active_ranks), fmt::format("{}", x.critical)};
     s += fmt::format("<g class=\"steprow\" data-step=\"{}\">", t);
-    for (int c = 0; c < 7; ++c) s += fmt::format("<text class=\"num\" x=\"{}\" y=\"{}\">{}</text>", cols[c], y, vals[c]);
+    for (int c = 0; c < 8; ++c) s += fmt::format("<text class=\"num\" x=\"{}\" y=\"{}\">{}</text>", cols[c], y, vals[c]);
     s += "</g>\n";
   }
   s += "</g>\n";

@@ -25,8 +25,8 @@
 // ─── Summary view ────────────────────────────────────────────────────────────
 //
 // Per step: messages, elements, largest message (the step's share of C2),
-// the busiest port and its elements, the ranks active, the critical-path
-// messages; then a heat map of elements sent per rank and step, ranks binned
+// the busiest port and its elements, the share of the K·p send ports that
+// send (the rest is idle), the ranks active, the critical-path messages; then a heat map of elements sent per rank and step, ranks binned
 // into at most kHeatRows rows (a bin sums its ranks), darker = more.
 //
 // ─── Zoom ────────────────────────────────────────────────────────────────────

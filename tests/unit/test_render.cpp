@@ -242,6 +242,8 @@ TEST_CASE("render: the summary's totals are the cost pass's", "[render]") {
       critical += s.critical;
       CHECK(s.busiest_port < plan.spec.p);
       CHECK(s.busiest_port_elements <= s.elements);
+      // One send per (rank, port, step): busy send ports are the messages.
+      CHECK(s.busy_send_ports == s.messages);
     }
     CHECK(messages == c.messages);
     CHECK(elements == c.elements);
