@@ -70,8 +70,8 @@ void PlanView::find_critical_path() {
   std::vector<std::vector<Val>> slots(K());
   for (ir::Rank r = 0; r < K(); ++r) slots[r].assign(plan.ranks[r].num_slots, Val{});
   std::vector<size_t> cursor(K(), 0);
-  // The messages of one step, in rank order: the same order messages() has,
-  // so they can be found by walking it.
+  // messages() by sent step (stably: rank order within a step), so that step
+  // t's sends are one run of `order`.
   size_t next_msg = 0;
   std::vector<size_t> order(msgs_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;

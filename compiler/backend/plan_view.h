@@ -82,8 +82,9 @@ struct StepSummary {
 
 class PlanView {
  public:
-  // The plan must be verified (collplan verifies every plan it loads for
-  // showing); the view keeps pointers into it, so it must outlive the view.
+  // The plan's structure must be verified (passes::verify_structure; `collplan
+  // show` checks it before drawing): every receive has its send. The view
+  // keeps pointers into the plan, so the plan must outlive it.
   explicit PlanView(const ir::Plan& plan);
 
   const ir::Plan& plan() const { return *plan_; }
