@@ -11,10 +11,12 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
           libisal-dev libxxhash-dev
           openmpi-bin libopenmpi-dev
           libsimgrid-dev
-          clang gcc-arm-none-eabi libnewlib-arm-none-eabi g++-aarch64-linux-gnu qemu-user)
+          clang gcc-arm-none-eabi libnewlib-arm-none-eabi g++-aarch64-linux-gnu qemu-user
+          python3 chromium chromium-driver)
 # clang, the Cortex-M and AArch64 cross compilers and qemu-aarch64: the tests
 # build emitted code with both compilers, for a Cortex-M4, and run the NEON
-# kernels under emulation.
+# kernels under emulation. python3 (standard library only) and headless
+# chromium: the trace schema checks and the explorer page test (tests/viz/).
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -36,6 +36,18 @@ void add_extract_command(CLI::App& app, CommandList& cmds);
 void add_run_command(CLI::App& app, CommandList& cmds);  // `run`
 void add_verify_circulant_command(CLI::App& app, CommandList& cmds);  // cmd_verify_circulant.cpp
 
+// `show`'s pictures (driver/cmd_show.cpp): --svg, --dot, --html, --trace,
+// --coefficients, --summary, --diagram, --ranks, --steps.
+struct ShowPictureOptions {
+  std::string svg, dot, html, trace, ranks, steps;
+  bool coefficients = false, summary = false, diagram = false;
+  bool any() const;  // some picture flag was given
+};
+void add_show_picture_options(CLI::App* show, ShowPictureOptions& o);
+// Loads the plan (structure checked), draws what `o` asks; `rank` (show's
+// --rank) is refused with a pointer to --ranks.
+int cmd_show_pictures(const std::string& path, std::optional<uint32_t> rank, const ShowPictureOptions& o);
+
 // ---- spec from flags or a spec file ----------------------------------------
 
 struct SpecFlags {

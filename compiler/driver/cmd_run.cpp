@@ -7,20 +7,32 @@
 //
 // Every transport draws the same inputs from --seed (rt::replay_inputs), so
 // the runs are differential: the same seed gives the same outputs everywhere.
+//
+// --trace FILE records every timed run through a TracingTransport around the
+// transport (runtime/trace.h) and writes one Chrome trace of all ranks:
+// threads: all ranks' tracers are in this process; mpi: rank 0 gathers the
+// other ranks' events (MPI_Gatherv) and writes the file; tcp: rank 0 gathers
+// them over the plan's own connections (rt::gather_trace) and writes the file,
+// the other processes write nothing (their --trace value is ignored, so every
+// process can be started with the same command line).
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "driver/cli.h"
 #include "passes/verify.h"
 #include "ir/binary.h"
 #include "runtime/engine.h"
 #include "runtime/replay.h"
+#include "runtime/trace.h"
 #include "runtime/transport/tcp.h"
 #include "support/error.h"
 #ifdef COLLPLAN_HAVE_MPI
@@ -40,7 +52,31 @@ struct RunOptions {
   uint32_t rank = 0;
   bool rank_given = false;
   uint32_t timeout_ms = 10'000, connect_timeout_ms = 10'000;
+  std::string trace;  // --trace FILE ("" = none)
 };
+
+// What a trace says about its run (otherData).
+nlohmann::json trace_meta(const RunOptions& o, const ir::Plan& plan, uint32_t ranks) {
+  return {{"tool", "collplan run"},
+          {"plan", std::filesystem::path(o.path).filename().string()},
+          {"digest", ir::plan_digest(plan).hex()},
+          {"op", op_name(plan.spec.op)},
+          {"K", plan.spec.K},
+          {"ranks", ranks},
+          {"p", plan.spec.p},
+          {"lambda", plan.spec.lambda},
+          {"field", plan.spec.field.name()},
+          {"transport", o.transport},
+          {"len", o.len},
+          {"reps", o.reps}};
+}
+
+// Fails before the run, not after it, when the trace cannot be written.
+void check_trace_path(const std::string& path) {
+  if (path.empty()) return;
+  std::ofstream f(path, std::ios::binary | std::ios::app);
+  if (!f) user_error("--trace {}: cannot open the file for writing", path);
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -54,7 +90,23 @@ std::string describe(const ir::Plan& plan) {
 }
 
 int run_threads(const RunOptions& o, const ir::Plan& plan) {
-  const auto rep = rt::replay_and_compare(plan, o.len, o.seed, o.reps);
+  check_trace_path(o.trace);
+  rt::ThreadsOptions topt;
+  std::vector<std::unique_ptr<rt::TracingTransport>> tracers;
+  if (!o.trace.empty()) {
+    tracers.resize(plan.ranks.size());
+    topt.wrap = [&](ir::Rank r, rt::Transport& endpoint) {
+      tracers[r] = std::make_unique<rt::TracingTransport>(endpoint, plan.spec.lambda);
+      return tracers[r].get();
+    };
+  }
+  const auto rep = rt::replay_and_compare(plan, o.len, o.seed, o.reps, topt);
+  if (!o.trace.empty()) {
+    std::vector<rt::TraceEvent> events;
+    for (const auto& t : tracers) events.insert(events.end(), t->events().begin(), t->events().end());
+    rt::write_trace(o.trace, events, trace_meta(o, plan, static_cast<uint32_t>(plan.ranks.size())));
+    std::cout << fmt::format("trace: wrote {} ({} events, {} ranks)\n", o.trace, events.size(), plan.ranks.size());
+  }
   std::cout << fmt::format("replayed {} on {} in-process ranks, len = {} elements\n", describe(plan),
                            plan.ranks.size(), o.len);
   std::cout << fmt::format("time: median {:.6f} s, min {:.6f} s over {} runs; throughput {:.3f} GB/s of input\n",
@@ -89,6 +141,7 @@ int run_mpi(const RunOptions& o) {
     passes::verify(plan);  // never replay an unchecked plan
     mpi::check_comm_size(plan, MPI_COMM_WORLD);
     d = rt::rank_replay_data(plan, static_cast<ir::Rank>(rank), o.len, o.seed);
+    if (rank == 0) check_trace_path(o.trace);
   } catch (const VerifyError& e) {
     code = 1;
     error = fmt::format("plan rejected: {}", e.what());
@@ -108,6 +161,14 @@ int run_mpi(const RunOptions& o) {
       return worst;
     }
     mpi::Collective coll(plan, MPI_COMM_WORLD);
+    // Traced: this rank's own engine runs on a TracingTransport around the
+    // collective's transport (the collective still checked sizes and digests).
+    std::unique_ptr<rt::Engine> traced_engine;
+    std::unique_ptr<rt::TracingTransport> tracer;
+    if (!o.trace.empty()) {
+      traced_engine = std::make_unique<rt::Engine>(plan, static_cast<ir::Rank>(rank));
+      tracer = std::make_unique<rt::TracingTransport>(coll.transport(), plan.spec.lambda);
+    }
     collective_phase = false;
     const size_t row = o.len * coll.elem_size();
     std::vector<unsigned char> send(d.inputs.size() * row), recv(d.expected.size() * row);
@@ -117,7 +178,15 @@ int run_mpi(const RunOptions& o) {
       std::fill(recv.begin(), recv.end(), 0xA5);  // poison: every run must write every output
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
-      coll.run(send.data(), recv.data(), o.len);
+      if (tracer) {
+        std::vector<const void*> in_ptr(d.inputs.size());
+        std::vector<void*> out_ptr(d.expected.size());
+        for (size_t i = 0; i < in_ptr.size(); ++i) in_ptr[i] = send.data() + i * row;
+        for (size_t j = 0; j < out_ptr.size(); ++j) out_ptr[j] = recv.data() + j * row;
+        traced_engine->run(*tracer, in_ptr.data(), out_ptr.data(), o.len);
+      } else {
+        coll.run(send.data(), recv.data(), o.len);
+      }
       double t = MPI_Wtime() - t0, slowest = 0;
       MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       times.push_back(slowest);
@@ -128,7 +197,27 @@ int run_mpi(const RunOptions& o) {
     int bad = mismatch.empty() ? 0 : 1, bad_ranks = 0;
     MPI_Allreduce(&bad, &bad_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (bad) std::cout << fmt::format("MISMATCH against the direct computation: {}\n", mismatch) << std::flush;
+    std::vector<rt::TraceEvent> all_events;
+    if (tracer) {
+      // Rank 0 gathers every rank's events as bytes (TraceEvent is plain data).
+      const auto& mine = tracer->events();
+      const int bytes = static_cast<int>(mine.size() * sizeof(rt::TraceEvent));
+      std::vector<int> counts(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
+      MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+      size_t total = 0;
+      for (int r = 0; r < static_cast<int>(counts.size()); ++r) {
+        displs[r] = static_cast<int>(total);
+        total += static_cast<size_t>(counts[r]);
+      }
+      all_events.resize(total / sizeof(rt::TraceEvent));
+      MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all_events.data(), counts.data(), displs.data(), MPI_BYTE, 0,
+                  MPI_COMM_WORLD);
+    }
     if (rank == 0) {
+      if (tracer) {
+        rt::write_trace(o.trace, all_events, trace_meta(o, plan, static_cast<uint32_t>(size)));
+        std::cout << fmt::format("trace: wrote {} ({} events, {} ranks)\n", o.trace, all_events.size(), size);
+      }
       std::cout << fmt::format("replayed {} on {} MPI ranks, len = {} elements\n", describe(plan), size, o.len);
       std::cout << fmt::format("time (slowest rank): median {:.6f} s, min {:.6f} s over {} runs\n", median(times),
                                *std::min_element(times.begin(), times.end()), times.size());
@@ -172,7 +261,11 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
   topt.connect_timeout = std::chrono::milliseconds(o.connect_timeout_ms);
   const rt::RankReplayData d = rt::rank_replay_data(plan, o.rank, o.len, o.seed);
   rt::Engine eng(plan, o.rank);
+  if (o.rank == 0) check_trace_path(o.trace);
   rt::TcpTransport tr(peers, o.rank, ir::plan_digest(plan), topt);
+  std::unique_ptr<rt::TracingTransport> tracer;
+  if (!o.trace.empty()) tracer = std::make_unique<rt::TracingTransport>(tr, plan.spec.lambda);
+  rt::Transport& run_tr = tracer ? static_cast<rt::Transport&>(*tracer) : tr;
   std::vector<std::vector<unsigned char>> out(d.expected.size(), std::vector<unsigned char>(o.len * eng.elem_bytes()));
   std::vector<const void*> in_ptr;
   std::vector<void*> out_ptr;
@@ -182,8 +275,16 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
   for (uint32_t r = 0; r < o.reps; ++r) {
     for (auto& v : out) std::fill(v.begin(), v.end(), 0xA5);  // poison: every run must write every output
     const auto t0 = std::chrono::steady_clock::now();
-    eng.run(tr, in_ptr.data(), out_ptr.data(), o.len);
+    eng.run(run_tr, in_ptr.data(), out_ptr.data(), o.len);
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (tracer) {
+    std::vector<rt::TraceEvent> events = tracer->events();
+    rt::gather_trace(tr, events);
+    if (o.rank == 0) {
+      rt::write_trace(o.trace, events, trace_meta(o, plan, static_cast<uint32_t>(peers.size())));
+      std::cout << fmt::format("trace: wrote {} ({} events, {} ranks)\n", o.trace, events.size(), peers.size());
+    }
   }
   std::cout << fmt::format("replayed rank {} of {} over TCP ({} peers), len = {} elements\n", o.rank, describe(plan),
                            peers.size(), o.len);
@@ -244,6 +345,9 @@ void add_run_command(CLI::App& app, CommandList& cmds) {
   run->add_option("--connect-timeout", o->connect_timeout_ms, "tcp: ms to connect to every peer and handshake")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  run->add_option("--trace", o->trace,
+                  "write a Chrome trace (Perfetto, chrome://tracing) of the timed runs here: per rank, post, wait and "
+                  "combine spans per step (mpi, tcp: rank 0 gathers all ranks' events and writes it)");
   cmds.push_back({run, [o] { return run_command(*o); }});
 }
 

@@ -308,9 +308,12 @@ int main(int argc, char** argv) {
   add_costing(check);
 
   std::optional<uint32_t> rank;
-  auto* show = app.add_subcommand("show", "print a plan as text (all ranks, or one)");
+  auto* show = app.add_subcommand("show", "print a plan as text (all ranks, or one), or draw it (SVG, DOT, HTML "
+                                          "explorer, summary)");
   show->add_option("plan", path, "plan file (.cplan or .json)")->required();
   show->add_option("--rank", rank, "only this rank (read alone from a .cplan)");
+  ShowPictureOptions pictures;
+  add_show_picture_options(show, pictures);
 
   auto* list = app.add_subcommand("list", "list generators, passes, fields and operations");
 
@@ -356,7 +359,7 @@ int main(int argc, char** argv) {
       return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, explain, gen_out, costing);
     }
     if (*check) return cmd_check(path, mode, trials, check_seed, json, field_only, costing);
-    if (*show) return cmd_show(path, rank);
+    if (*show) return pictures.any() ? cmd_show_pictures(path, rank, pictures) : cmd_show(path, rank);
     if (*list) return cmd_list();
     if (*bound) return cmd_bound(bK, bp, blam);
     if (*import) return cmd_import(path, out);

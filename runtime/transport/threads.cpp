@@ -271,6 +271,7 @@ ThreadsRunner::ThreadsRunner(const ir::Plan& plan, ThreadsOptions opt, EngineOpt
   for (ir::Rank r = 0; r < K; ++r) {
     engines_.push_back(std::make_unique<Engine>(plan, r, eopt));
     world_.reserve(r, mailbox_capacity(plan, r));
+    transports_.push_back(opt.wrap ? opt.wrap(r, world_.endpoint(r)) : &world_.endpoint(r));
   }
   threads_.reserve(K);
   try {
@@ -311,7 +312,7 @@ void ThreadsRunner::worker(ir::Rank r) {
     std::exception_ptr err;
     bool is_abort = false;
     try {
-      engines_[r]->run(world_.endpoint(r), (*inputs_)[r].data(), (*outputs_)[r].data(), len_);
+      engines_[r]->run(*transports_[r], (*inputs_)[r].data(), (*outputs_)[r].data(), len_);
     } catch (const RunAborted&) {
       err = std::current_exception();
       is_abort = true;

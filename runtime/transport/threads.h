@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 #include <atomic>
+#include <functional>
 
 #include "runtime/engine.h"
 #include "runtime/transport.h"
@@ -51,6 +52,11 @@ struct ThreadsOptions {
   // Times a wait yields the processor before it sleeps on the condition
   // variable (0: sleep at once).
   unsigned spin_yields = 64;
+  // ThreadsRunner only: when set, rank r's engine runs on wrap(r, endpoint)
+  // instead of the endpoint itself — a decorator such as TracingTransport
+  // (runtime/trace.h). Called once per rank when the runner is built; the
+  // transport it returns must forward to the endpoint and outlive the runner.
+  std::function<Transport*(ir::Rank, Transport&)> wrap;
 };
 
 class ThreadsWorld;
@@ -174,6 +180,7 @@ class ThreadsRunner {
 
   ThreadsWorld world_;
   std::vector<std::unique_ptr<Engine>> engines_;
+  std::vector<Transport*> transports_;  // each rank's (the endpoint or its wrapper)
   std::vector<std::thread> threads_;
 
   std::mutex mu_;
