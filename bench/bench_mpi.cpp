@@ -22,8 +22,13 @@
 //             argmin of the same model over its C1, C2 estimate);
 //   allgv     circulant-allgatherv with irregular counts (rank j: 1 + 3j mod 4
 //             elements of ℓ bytes, n = 2) vs MPI_Allgatherv;
-//   allg      circulant-allgather vs MPI_Allgather (ℓ bytes per rank);
-//   allred    circulant-allreduce vs MPI_Allreduce(MPI_BXOR) of ℓ bytes.
+//   allg      circulant-allgather and dissemination-allgather vs
+//             MPI_Allgather (ℓ bytes per rank);
+//   allred    circulant-allreduce (latency-optimal) and reduce-scatter-
+//             allgather (bandwidth-optimal, n = K chunks) vs
+//             MPI_Allreduce(MPI_BXOR) of ℓ bytes;
+//   redscat   circulant- and dissemination-reduce-scatter vs
+//             MPI_Reduce_scatter_block(MPI_BXOR), ℓ bytes per block.
 // Beside each time: C1, bytes sent by the busiest rank (C2·ℓ for the plan;
 // for the baselines what each algorithm must send at least, (K−1)·ℓ), and the
 // modeled time α·C1 + β·bytes with α, β from a ping-pong between ranks 0 and
@@ -186,7 +191,7 @@ void report(const char* what, size_t len, const std::vector<Method>& ms, double 
   if (g_rank != 0) return;
   for (const Method& m : ms) {
     const double med = median(m.times);
-    std::printf("%-7s K=%-3d len=%-8zu %-26s %10.3f ms   C1=%-3u sent/rank=%9.0f KiB  model=%9.3f ms\n", what, g_size,
+    std::printf("%-7s K=%-3d len=%-8zu %-30s %10.3f ms   C1=%-3u sent/rank=%9.0f KiB  model=%9.3f ms\n", what, g_size,
                 len, m.name.c_str(), med * 1e3, m.C1, m.bytes / 1024, (alpha * m.C1 + beta * m.bytes) * 1e3);
     std::string key = m.name;  // one word for the RESULT line
     std::replace(key.begin(), key.end(), ' ', '_');
@@ -369,39 +374,92 @@ void bench_allgatherv(size_t len, int reps, double alpha, double beta) {
   measure_and_report("allgv", len, ms, reps, alpha, beta, "MPI_Allgatherv");
 }
 
-// circulant-allgather (n = 1) vs MPI_Allgather, and circulant-allreduce
-// (n = 1; GF(2^8) addition is XOR) vs MPI_Allreduce(MPI_BXOR), ℓ bytes each.
+// Allgather: circulant-allgather and dissemination-allgather (n = 1, ℓ bytes
+// per rank) vs MPI_Allgather. Allreduce of ℓ bytes vs
+// MPI_Allreduce(MPI_BXOR) (GF(2^8) addition is XOR): the latency-optimal
+// circulant-allreduce (n = 1, the whole vector per message) and the
+// bandwidth-optimal reduce-scatter-allgather (n = K chunks of ⌈ℓ/K⌉ bytes,
+// ℓ padded to K⌈ℓ/K⌉ and ℓ bytes compared).
 void bench_allgather_allreduce(size_t len, int reps, double alpha, double beta) {
   const uint32_t K = static_cast<uint32_t>(g_size);
   const auto log2K = static_cast<uint32_t>(std::ceil(std::log2(K)));
-  for (OpKind op : {OpKind::Allgather, OpKind::Allreduce}) {
-    const bool gather = op == OpKind::Allgather;
+  auto spec_of = [&](OpKind op, uint32_t n) {
     Spec s;
     s.op = op;
     s.K = K;
     s.field = Field::gf256();
+    s.blocks = n;
+    return s;
+  };
+  auto fill = [&](std::vector<unsigned char>& v, size_t bytes) {
+    for (size_t i = 0; i < bytes; ++i) v[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
+  };
+  {
     std::vector<Method> ms;
     std::vector<std::unique_ptr<PlanRun>> runs;
-    PlanRun& r = add_plan(ms, runs, gather ? "circulant-allgather" : "circulant-allreduce", s,
-                          gather ? "circulant-allgather" : "circulant-allreduce", len);
-    for (size_t i = 0; i < len; ++i) r.in[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
-    std::vector<unsigned char> b(r.out.size());
-    if (gather)
-      ms.push_back({"mpi allgather", [&] {
-                      MPI_Allgather(r.in.data(), static_cast<int>(len), MPI_BYTE, b.data(), static_cast<int>(len),
-                                    MPI_BYTE, MPI_COMM_WORLD);
-                    },
-                    log2K, static_cast<double>(K - 1) * len, {}});
-    else
-      ms.push_back({"mpi allreduce bxor", [&] {
-                      MPI_Allreduce(r.in.data(), b.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD);
-                    },
-                    log2K, 2.0 * (K - 1) / K * len, {}});
+    for (const char* alg : {"circulant-allgather", "dissemination-allgather"})
+      fill(add_plan(ms, runs, alg, spec_of(OpKind::Allgather, 1), alg, len).in, len);
+    std::vector<unsigned char> b(runs[0]->out.size());
+    ms.push_back({"mpi allgather", [&] {
+                    MPI_Allgather(runs[0]->in.data(), static_cast<int>(len), MPI_BYTE, b.data(),
+                                  static_cast<int>(len), MPI_BYTE, MPI_COMM_WORLD);
+                  },
+                  log2K, static_cast<double>(K - 1) * len, {}});
     for (auto& m : ms) m.run();
-    require_all(r.out == b, gather ? "allgather" : "allreduce", len);
-    measure_and_report(gather ? "allg" : "allred", len, ms, reps, alpha, beta,
-                       gather ? "MPI_Allgather" : "MPI_Allreduce");
+    bool ok = true;
+    for (const auto& r : runs) ok = ok && r->out == b;
+    require_all(ok, "allgather", len);
+    measure_and_report("allg", len, ms, reps, alpha, beta, "MPI_Allgather");
   }
+  {
+    std::vector<Method> ms;
+    std::vector<std::unique_ptr<PlanRun>> runs;
+    fill(add_plan(ms, runs, "circulant-allreduce", spec_of(OpKind::Allreduce, 1), "circulant-allreduce", len).in,
+         len);
+    const size_t chunk = (len + K - 1) / K;
+    PlanRun& rsag = add_plan(ms, runs, "reduce-scatter-allgather n=K", spec_of(OpKind::Allreduce, K),
+                             "reduce-scatter-allgather", chunk);
+    fill(rsag.in, len);
+    std::vector<unsigned char> b(len);
+    ms.push_back({"mpi allreduce bxor", [&] {
+                    MPI_Allreduce(runs[0]->in.data(), b.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR,
+                                  MPI_COMM_WORLD);
+                  },
+                  log2K, 2.0 * (K - 1) / K * len, {}});
+    for (auto& m : ms) m.run();
+    bool ok = true;
+    for (const auto& r : runs) ok = ok && std::equal(b.begin(), b.end(), r->out.begin());
+    require_all(ok, "allreduce", len);
+    measure_and_report("allred", len, ms, reps, alpha, beta, "MPI_Allreduce");
+  }
+}
+
+// Reduce-scatter: every rank holds K blocks of ℓ bytes, rank k gets the XOR
+// over all ranks of their block k (GF(2^8) sums): circulant-reduce-scatter
+// and dissemination-reduce-scatter vs MPI_Reduce_scatter_block(MPI_BXOR).
+void bench_reduce_scatter(size_t len, int reps, double alpha, double beta) {
+  const uint32_t K = static_cast<uint32_t>(g_size);
+  Spec s;
+  s.op = OpKind::ReduceScatter;
+  s.K = K;
+  s.field = Field::gf256();
+  std::vector<Method> ms;
+  std::vector<std::unique_ptr<PlanRun>> runs;
+  for (const char* alg : {"circulant-reduce-scatter", "dissemination-reduce-scatter"}) {
+    PlanRun& r = add_plan(ms, runs, alg, s, alg, len);
+    for (size_t i = 0; i < r.in.size(); ++i) r.in[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
+  }
+  std::vector<unsigned char> b(len);
+  ms.push_back({"mpi reduce_scatter_block bxor", [&] {
+                  MPI_Reduce_scatter_block(runs[0]->in.data(), b.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR,
+                                           MPI_COMM_WORLD);
+                },
+                static_cast<uint32_t>(std::ceil(std::log2(K))), static_cast<double>(K - 1) * len, {}});
+  for (auto& m : ms) m.run();
+  bool ok = true;
+  for (const auto& r : runs) ok = ok && r->out == b;
+  require_all(ok, "reduce-scatter", len);
+  measure_and_report("redscat", len, ms, reps, alpha, beta, "MPI_Reduce_scatter_block");
 }
 
 }  // namespace
@@ -410,7 +468,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  // bench_mpi [reps] [len,len,...]
+  // bench_mpi [reps] [len,len,...] [groups: encode,bcast,allgv,allg,redscat (allg includes allred); default all]
   const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
   std::vector<size_t> lens = {1024, 65536, 1 << 20};
   if (argc > 2) {
@@ -420,6 +478,7 @@ int main(int argc, char** argv) {
       if (*p == ',') ++p;
     }
   }
+  const std::string groups = argc > 3 ? argv[3] : "";
   if (g_size < 2) {
     std::fprintf(stderr, "bench_mpi: run under mpirun with at least 2 ranks\n");
     MPI_Finalize();
@@ -431,10 +490,12 @@ int main(int argc, char** argv) {
     std::printf("bench_mpi: K=%d, %d repetitions (median, slowest rank), ping-pong alpha=%.2f us beta=%.3f ns/B\n",
                 g_size, reps, alpha * 1e6, beta * 1e9);
   try {
-    for (size_t len : lens) bench_encode(len, reps, alpha, beta);
-    for (size_t len : lens) bench_bcast(len, reps, alpha, beta);
-    for (size_t len : lens) bench_allgatherv(len, reps, alpha, beta);
-    for (size_t len : lens) bench_allgather_allreduce(len, reps, alpha, beta);
+    auto want = [&](const char* g) { return groups.empty() || ("," + groups + ",").find(std::string(",") + g + ",") != std::string::npos; };
+    if (want("encode")) for (size_t len : lens) bench_encode(len, reps, alpha, beta);
+    if (want("bcast")) for (size_t len : lens) bench_bcast(len, reps, alpha, beta);
+    if (want("allgv")) for (size_t len : lens) bench_allgatherv(len, reps, alpha, beta);
+    if (want("allg")) for (size_t len : lens) bench_allgather_allreduce(len, reps, alpha, beta);
+    if (want("redscat")) for (size_t len : lens) bench_reduce_scatter(len, reps, alpha, beta);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mpi: rank %d: %s\n", g_rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 3);

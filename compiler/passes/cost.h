@@ -8,13 +8,18 @@
 // Lower bounds reported:
 //   postal   min{t : G(t) >= R}, G(j) = 1 for j < λ, G(j) = G(j−1) + p·G(j−λ)
 //            (postal prefix paper, Thm 1): any operation in which some input
-//            must reach every rank. For λ = 1 it is ⌈log_{p+1} R⌉, the
-//            encode paper's Lemma 1.
+//            must reach every rank, or (reduce-scatter) every rank must hear
+//            from every rank — the same bound run backwards. For λ = 1 it is
+//            ⌈log_{p+1} R⌉, the encode paper's Lemma 1.
 //            A systematic decentralized encode (sinks only) uses
 //            min{t : G(t) >= max(K, N−K) + 1} instead: x_k must reach the
 //            N−K sinks, and a sink must hear from the K sources.
 //   lemma2   the least T with p²T² − p(p−2)T + 2(1−K) >= 0 (encode paper,
 //            Lemma 2): C2 of any universal encode algorithm (λ = 1).
+//   block broadcast / block reduce   ⌈n/p⌉ − 1 + ⌈log_{p+1} K⌉ for
+//            broadcast, reduce and allreduce (λ = 1), below.
+//   receive volume   ⌈n(K−1)/p⌉ for allgather and reduce-scatter,
+//            ⌈(Σcounts − min counts)/p⌉ for allgatherv (any λ), below.
 #pragma once
 
 #include <cstdint>

@@ -165,6 +165,32 @@ int main(int argc, char** argv) {
     check_replay("postal-broadcast p=2", compile(broadcast(K, 2, 1, 0, 1), "postal-broadcast"));
     check_replay("postal-prefix lambda=2", compile(prefix(K, 2, Field::prime(65537)), "postal-prefix"));
 
+    // The p-port collectives: reduce-scatter, allgather(v), both allreduces.
+    auto block_op = [&](OpKind op, uint32_t p, uint32_t lambda, uint32_t n, const Field& f) {
+      Spec s;
+      s.op = op;
+      s.K = K;
+      s.p = p;
+      s.lambda = lambda;
+      s.blocks = n;
+      s.field = f;
+      if (op == OpKind::Allgatherv)
+        for (uint32_t r = 0; r < K; ++r) s.counts.push_back((r * 3 + 1) % 4);
+      return s;
+    };
+    check_replay("dissemination-reduce-scatter p=2",
+                 compile(block_op(OpKind::ReduceScatter, 2, 1, 2, Field::gf256()), "dissemination-reduce-scatter"));
+    check_replay("circulant-reduce-scatter gf65536",
+                 compile(block_op(OpKind::ReduceScatter, 1, 1, 1, Field::gf65536()), "circulant-reduce-scatter"));
+    check_replay("dissemination-allgather p=3 lambda=2",
+                 compile(block_op(OpKind::Allgather, 3, 2, 1, Field::gf256()), "dissemination-allgather"));
+    check_replay("dissemination-allgather allgatherv p=2",
+                 compile(block_op(OpKind::Allgatherv, 2, 1, 1, Field::gf256()), "dissemination-allgather"));
+    check_replay("dissemination-allreduce p=3 lambda=2",
+                 compile(block_op(OpKind::Allreduce, 3, 2, 2, Field::prime(65537)), "dissemination-allreduce"));
+    check_replay("reduce-scatter-allgather n=K+3",
+                 compile(block_op(OpKind::Allreduce, 1, 1, K + 3, Field::gf256()), "reduce-scatter-allgather"));
+
     // Rank-local compile: no process holds any other rank's program.
     check_rank_local_broadcast(0, 1);
     check_rank_local_broadcast(K - 1, 5);

@@ -181,7 +181,18 @@ TEST_CASE("tcp: replays equal the direct computation and the threads transport f
   pre.op = OpKind::Prefix;
   pre.K = 5;
   pre.field = Field::prime(65537);
+  auto block_op = [](OpKind op, uint32_t K, uint32_t p, uint32_t n, const std::string& algorithm) {
+    Spec s;
+    s.op = op;
+    s.K = K;
+    s.p = p;
+    s.blocks = n;
+    return compile(s, algorithm);
+  };
   const std::vector<Case> cases = {
+      {"dissemination-reduce-scatter K=6 p=2", block_op(OpKind::ReduceScatter, 6, 2, 2, "dissemination-reduce-scatter")},
+      {"reduce-scatter-allgather K=5 n=7", block_op(OpKind::Allreduce, 5, 1, 7, "reduce-scatter-allgather")},
+      {"dissemination-allgather K=7 p=3", block_op(OpKind::Allgather, 7, 3, 1, "dissemination-allgather")},
       {"prepare-shoot gf256 K=5 p=2", encode_plan(5, 2, 1, Field::gf256(), 1)},
       {"prepare-shoot gf65536 K=4 p=1", encode_plan(4, 1, 1, Field::gf65536(), 2)},
       {"postal-prepare-shoot prime K=7 lambda=2", encode_plan(7, 2, 2, Field::prime(2147483647), 3,
