@@ -420,6 +420,15 @@ TEST_CASE("emit-cpp same bytes: circulant-allgatherv K=5 counts 2,0,3,1,0 blocks
   same_bytes(compiled(s, "circulant-allgatherv"), 9, "circulant-allgatherv");
 }
 
+// The p-port collectives: reduce-scatter, allgather, both allreduces.
+TEST_CASE("emit-cpp same bytes: dissemination and reduce-scatter generators", "[emit][diff]") {
+  same_bytes_blocks({{"dissemination-allgather", OpKind::Allgather, 7, 3, 2, Field::gf256(), 2, 0, 13},
+                     {"dissemination-reduce-scatter", OpKind::ReduceScatter, 6, 2, 1, Field::gf65536(), 2, 0, 9},
+                     {"circulant-reduce-scatter", OpKind::ReduceScatter, 5, 1, 1, Field::prime(65537), 1, 0, 11},
+                     {"dissemination-allreduce", OpKind::Allreduce, 9, 2, 1, Field::prime(2147483647), 2, 0, 7},
+                     {"reduce-scatter-allgather", OpKind::Allreduce, 6, 1, 1, Field::gf256(), 9, 0, 17}});
+}
+
 TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[emit]") {
   // A new generator must get a same-bytes case: this list is the cases above.
   const std::vector<std::string> covered = {"prepare-shoot", "postal-allgather", "postal-prepare-shoot", "postal-prefix",
@@ -428,7 +437,9 @@ TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[
                                             "decentralized-padded", "decentralized-naive", "dft", "inverse-dft",
                                             "draw-loose", "inverse-draw-loose", "lagrange", "cauchy",
                                             "circulant-broadcast", "circulant-allgather", "circulant-allreduce",
-                                            "circulant-allgatherv", "circulant-reduce"};
+                                            "circulant-allgatherv", "circulant-reduce", "dissemination-allgather",
+                                            "dissemination-reduce-scatter", "circulant-reduce-scatter",
+                                            "dissemination-allreduce", "reduce-scatter-allgather"};
   for (const auto& g : gen::generators()) {
     INFO("generator " << g.name << " has no same-bytes case in test_emit_cpp.cpp");
     CHECK(std::find(covered.begin(), covered.end(), g.name) != covered.end());

@@ -124,7 +124,9 @@ TEST_CASE("rank-local: only alloc-slots is a per-rank pass", "[rank-local]") {
 }
 
 TEST_CASE("rank-local: registry hook set exactly for the circulant generators", "[rank-local]") {
-  for (const auto& g : gen::generators()) CHECK(bool(g.build_rank) == g.name.starts_with("circulant-"));
+  // circulant-reduce-scatter has no rank-local compile (not offered yet).
+  for (const auto& g : gen::generators())
+    CHECK(bool(g.build_rank) == (g.name.starts_with("circulant-") && g.name != "circulant-reduce-scatter"));
   CHECK(gen::rank_local_generator_names() ==
         "circulant-broadcast, circulant-allgather, circulant-allreduce, circulant-allgatherv, circulant-reduce");
 }
