@@ -447,7 +447,7 @@ TEST_CASE("binary: hostile files with valid hashes are refused by the parser", "
       {"matrix column", [&](auto& b) { put32(b, op + 5, 2); }, "matrix column 2"},
       {"run past slots", [&](auto& b) { put32(b, op + 10, 2); }, "run of 2 slots from slot 2"},
       {"trailing bytes in blob", [&](auto& b) { b[op + 9] = 3; }, "12 unread bytes"},
-      {"unknown op", [&](auto& b) { b[kHeaderAt] = 9; }, "unknown operation code 9"},
+      {"unknown op", [&](auto& b) { b[kHeaderAt] = 10; }, "unknown operation code 10"},
       {"unknown field kind", [&](auto& b) { b[kHeaderAt + 1] = 3; }, "unknown field kind 3"},
       {"composite q", [&](auto& b) { put64(b, kHeaderAt + 24, 65536); }, "65536"},
       {"K = 1", [&](auto& b) { put32(b, kHeaderAt + 4, 1); }, "K = 1"},
