@@ -53,12 +53,24 @@ std::vector<uint32_t> irregular(uint32_t K, uint32_t seed) {
   return v;
 }
 
+// Replay every checked plan of at most this many ranks on the threads
+// transport and compare with the direct computation (the slow grid sets it).
+uint32_t g_replay_up_to = 0;
+
+void replay(const ir::Plan& plan) {
+  if (plan.spec.K > g_replay_up_to) return;
+  const auto rep = rt::replay_and_compare(plan, 13, plan.spec.K, 1);
+  CHECK(rep.equal);
+  CHECK(rep.first_mismatch.empty());
+}
+
 // Builds with `algorithm` through the generator, checks exactly, and
 // compares C1, C2 with `C1`, `C2` and the generator's estimate.
 passes::CostReport check(const Spec& s, const std::string& algorithm, uint32_t C1, uint64_t C2) {
   const gen::GeneratorInfo& g = gen::find_generator(algorithm);
   const ir::Plan plan = g.build(s, gen::CostModel{});
   REQUIRE_NOTHROW(passes::verify(plan, kExact));
+  replay(plan);
   const passes::CostReport c = passes::cost(plan);
   CHECK(c.C1 == C1);
   CHECK(c.C2 == C2);
@@ -104,6 +116,7 @@ void check_K(uint32_t K, std::initializer_list<uint32_t> ns, std::initializer_li
         const Spec v = spec_of(OpKind::Allgatherv, K, p, 1, lambda, irregular(K, K + n + p));
         const ir::Plan pv = gen::dissemination_allgather(v);
         REQUIRE_NOTHROW(passes::verify(pv, kExact));
+        replay(pv);
         const auto cv = passes::cost(pv);
         uint64_t total = 0;
         for (uint32_t x : v.counts) total += x;
@@ -170,6 +183,7 @@ TEST_CASE("p-port allgather, allgatherv, reduce-scatter, allreduce: every K <= 6
 }
 
 TEST_CASE("p-port collectives: every K <= 64, p <= 4, n <= 4", "[dissemination][.slow][slow]") {
+  g_replay_up_to = 16;  // and every plan of K <= 16 replayed on threads
   for (uint32_t K = 2; K <= 64; ++K) check_K(K, {2u, 3u, 4u}, {1u});
   for (uint32_t K = 2; K <= 24; ++K) check_K(K, {1u, 2u}, {2u, 3u});
 }
