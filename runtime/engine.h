@@ -136,11 +136,17 @@ class Engine {
   // What construction made of the program (for tests and reports).
   struct Stats {
     size_t units = 0;              // arena rows
-    size_t instructions = 0;       // kernel calls per run
+    size_t instructions = 0;       // kernel calls per run (with the copies before step 1 and after the last)
     size_t staged_sends = 0, zero_copy_sends = 0;
     size_t staged_recvs = 0, direct_recvs = 0;
     size_t dot_calls = 0;
     uint32_t max_requests = 0;     // outstanding transport requests at once
+    size_t inputs_in_place = 0;    // input slots read from the caller's input buffer
+    size_t outputs_in_place = 0;   // output slots living in the caller's output buffer
+    // Of the last run's buffers and transport: direct messages handed over
+    // as several pieces, and those gathered / scattered through staging
+    // because the transport takes fewer pieces.
+    size_t split_messages = 0, gathered_messages = 0;
   };
   const Stats& stats() const;
 

@@ -72,11 +72,40 @@ Status MpiTransport::begin(uint32_t max_requests) {
   return Status::ok;
 }
 
+template <class Piece>
+Status MpiTransport::pieces_type(const Piece* pieces, uint32_t n, MPI_Datatype* type) {
+  if (n > max_pieces()) {
+    detail_ = fmt::format("a message in {} pieces exceeds the {} pieces this transport takes", n, max_pieces());
+    return Status::failed;
+  }
+  piece_len_.resize(n);
+  piece_disp_.resize(n);
+  const auto base = reinterpret_cast<uintptr_t>(pieces[0].data);
+  for (uint32_t i = 0; i < n; ++i) {
+    // The total was checked against INT_MAX, so every piece fits an int.
+    piece_len_[i] = static_cast<int>(pieces[i].bytes);
+    piece_disp_[i] = static_cast<MPI_Aint>(reinterpret_cast<uintptr_t>(pieces[i].data) - base);
+  }
+  int err = MPI_Type_create_hindexed(static_cast<int>(n), piece_len_.data(), piece_disp_.data(), MPI_BYTE, type);
+  if (err == MPI_SUCCESS) err = MPI_Type_commit(type);
+  if (err != MPI_SUCCESS) return mpi_failed(err, "MPI_Type_create_hindexed");
+  return Status::ok;
+}
+
 Status MpiTransport::post_send(ReqId id, const SendDesc& d) {
   if (const Status st = check_post(id, d.bytes); st != Status::ok) return st;
-  // MPI_Isend takes a non-const buffer in MPI-2 headers; it does not write it.
-  const int err = MPI_Isend(const_cast<void*>(d.data), static_cast<int>(d.bytes), MPI_BYTE, static_cast<int>(d.to),
-                            tag(d.step, d.port), comm_, &reqs_[id]);
+  int err = MPI_SUCCESS;
+  if (d.num_pieces >= 2) {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    if (const Status st = pieces_type(d.pieces, d.num_pieces, &type); st != Status::ok) return st;
+    err = MPI_Isend(const_cast<void*>(d.pieces[0].data), 1, type, static_cast<int>(d.to), tag(d.step, d.port), comm_,
+                    &reqs_[id]);
+    MPI_Type_free(&type);  // released when the request completes
+  } else {
+    // MPI_Isend takes a non-const buffer in MPI-2 headers; it does not write it.
+    err = MPI_Isend(const_cast<void*>(d.data), static_cast<int>(d.bytes), MPI_BYTE, static_cast<int>(d.to),
+                    tag(d.step, d.port), comm_, &reqs_[id]);
+  }
   if (err != MPI_SUCCESS) return mpi_failed(err, "MPI_Isend");
   expect_[id] = -1;
   return Status::ok;
@@ -86,8 +115,18 @@ Status MpiTransport::post_recv(ReqId id, const RecvDesc& d) {
   if (const Status st = check_post(id, d.bytes); st != Status::ok) return st;
   // Exactly the plan's length: a longer message is MPI_ERR_TRUNCATE, a
   // shorter one a count mismatch, both reported as size_mismatch in wait().
-  const int err = MPI_Irecv(d.data, static_cast<int>(d.bytes), MPI_BYTE, static_cast<int>(d.from),
-                            tag(d.sent_at, d.port), comm_, &reqs_[id]);
+  int err = MPI_SUCCESS;
+  if (d.num_pieces >= 2) {
+    // The received byte count (MPI_Get_count over MPI_BYTE in wait()) is the
+    // same as for a contiguous receive.
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    if (const Status st = pieces_type(d.pieces, d.num_pieces, &type); st != Status::ok) return st;
+    err = MPI_Irecv(d.pieces[0].data, 1, type, static_cast<int>(d.from), tag(d.sent_at, d.port), comm_, &reqs_[id]);
+    MPI_Type_free(&type);
+  } else {
+    err = MPI_Irecv(d.data, static_cast<int>(d.bytes), MPI_BYTE, static_cast<int>(d.from), tag(d.sent_at, d.port),
+                    comm_, &reqs_[id]);
+  }
   if (err != MPI_SUCCESS) return mpi_failed(err, "MPI_Irecv");
   expect_[id] = static_cast<int64_t>(d.bytes);
   return Status::ok;

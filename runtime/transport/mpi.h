@@ -13,7 +13,10 @@
 //
 // ─── Messages ────────────────────────────────────────────────────────────────
 //
-// One MPI_Isend / MPI_Irecv of MPI_BYTE per plan message, posted in the step
+// One MPI_Isend / MPI_Irecv of MPI_BYTE per plan message (a message in
+// pieces, transport.h: of one hindexed datatype over MPI_BYTE, built when it
+// is posted and freed at once; MPI keeps it alive until the request
+// completes, and the other side may use pieces or not), posted in the step
 // the message is sent; the engine waits for it (MPI_Waitall over the step's
 // due requests) in the step it is received, s+λ−1, so with postal latency λ
 // up to λ steps of messages are in flight, as the plan says. The tag is
@@ -65,6 +68,7 @@ class MpiTransport final : public Transport {
   Status end() override;
   void abandon() override;
   std::string error_detail() const override { return detail_; }
+  uint32_t max_pieces() const override { return 4096; }
 
   // The private duplicate the messages travel on.
   MPI_Comm comm() const { return comm_; }
@@ -74,6 +78,10 @@ class MpiTransport final : public Transport {
   Status mpi_failed(int err, const char* what);
   // A free request id and a length MPI can carry, or Status::failed.
   Status check_post(ReqId id, size_t bytes);
+  // One hindexed datatype of MPI_BYTE over the pieces, displacements
+  // relative to the first piece.
+  template <class Piece>
+  Status pieces_type(const Piece* pieces, uint32_t n, MPI_Datatype* type);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 0;
@@ -82,6 +90,8 @@ class MpiTransport final : public Transport {
   std::vector<int64_t> expect_;  // receives: the plan's length; sends: −1
   std::vector<MPI_Request> batch_;
   std::vector<MPI_Status> statuses_;
+  std::vector<int> piece_len_;
+  std::vector<MPI_Aint> piece_disp_;
   std::string detail_;
 };
 

@@ -10,7 +10,8 @@
 // message is posted first creates the entry and leaves its buffer pointer
 // there; the side posted second finds it, checks the lengths, and copies the
 // payload straight from the sender's buffer into the receiver's (one memcpy,
-// done outside the lock), then marks the entry done and wakes the waiters.
+// or one per overlap of the two sides' pieces for a split message; done
+// outside the lock), then marks the entry done and wakes the waiters.
 // Both sides' wait() return when the entry is done; the entry is recycled when
 // both have seen it. So a send never blocks on its receiver, and the engine's
 // rule "keep a send's buffer unchanged until it completes" is exactly what
@@ -68,6 +69,8 @@ class ThreadsTransport final : public Transport {
   Status end() override;
   void abandon() override;
   std::string error_detail() const override { return detail_; }
+  // Split messages are copied piece by piece: no staging in the engine.
+  uint32_t max_pieces() const override { return 1u << 16; }
 
  private:
   friend class ThreadsWorld;
@@ -79,7 +82,7 @@ class ThreadsTransport final : public Transport {
   };
   ThreadsTransport(ThreadsWorld* w, ir::Rank r) : world_(w), rank_(r) {}
   Status post(ReqId id, bool is_send, uint32_t to, ir::Rank from, ir::Port port, ir::StepNo sent_at,
-              const void* src, void* dst, size_t bytes);
+              const void* src, void* dst, size_t bytes, const SendPiece* sp, const RecvPiece* rp, uint32_t np);
   void release(Request& rq);
 
   ThreadsWorld* world_;
@@ -127,6 +130,10 @@ class ThreadsWorld {
     const void* src = nullptr;
     void* dst = nullptr;
     size_t send_bytes = 0, recv_bytes = 0;
+    // Split messages (transport.h, "Pieces"): the posting side's lists.
+    const SendPiece* src_pieces = nullptr;
+    const RecvPiece* dst_pieces = nullptr;
+    uint32_t num_src = 0, num_dst = 0;
   };
   struct Mailbox {
     mutable std::mutex mu;

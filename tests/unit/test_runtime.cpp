@@ -564,9 +564,19 @@ TEST_CASE("runtime: a runner is reusable across lengths and keeps arenas exact",
     for (ir::Rank r = 0; r < 3; ++r)
       CHECK(runner.engine(r).arena_bytes(len) == runner.engine(r).stats().units * len * f.elem_bytes());
   }
-  // Rank 0: 7 slots, staging for its two staged sends (2 elements in step 1,
-  // 1 in step 2: different banks) and nothing else.
-  CHECK(runner.engine(0).stats().units == 7 + 2 + 1);
+  // Rank 0: of its 7 slots only 2, 3, 4 take arena rows (0 is input and
+  // output, 5 and 6 outputs: they live in the output buffers; input 1 is
+  // never written: read in place), then staging for its two staged sends (2
+  // elements in step 1, 1 in step 2: different banks) and nothing else (a
+  // one-element direct message never needs fallback staging).
+  CHECK(runner.engine(0).stats().units == 3 + 2 + 1);
+  CHECK(runner.engine(0).stats().inputs_in_place == 1);
+  CHECK(runner.engine(0).stats().outputs_in_place == 3);
+  const rt::Engine staged(plan, 0, rt::EngineOptions{false, true});
+  // Staged: all 7 slots, send banks of 2, 1 and 2 rows (steps 1, 2, 3 use
+  // banks 1, 2, 0 under λ = 3) and one receive row.
+  CHECK(staged.stats().units == 7 + 5 + 1);
+  CHECK(staged.stats().inputs_in_place + staged.stats().outputs_in_place == 0);
 }
 
 TEST_CASE("runtime: the round loop does not allocate", "[runtime]") {

@@ -60,7 +60,7 @@ struct RankResult {
 // poisoned with 0xA5 before each run.
 std::vector<RankResult> run_tcp(const ir::Plan& plan, size_t len, uint64_t seed, rt::TcpOptions opt,
                                 const std::vector<Role>& roles = {}, const std::vector<rt::TcpOptions>& per_rank = {},
-                                int runs = 1) {
+                                int runs = 1, rt::EngineOptions eopt = {}) {
   const uint32_t K = static_cast<uint32_t>(plan.ranks.size());
   std::vector<int> fds(K);
   std::vector<std::string> peers(K);
@@ -87,7 +87,7 @@ std::vector<RankResult> run_tcp(const ir::Plan& plan, size_t len, uint64_t seed,
           return;
         }
         if (role == Role::dies) return;  // closes every connection at once
-        rt::Engine eng(plan, r);
+        rt::Engine eng(plan, r, eopt);
         const rt::RankReplayData data = rt::rank_replay_data(plan, r, len, seed);
         out.expected = data.expected;
         out.outputs.assign(data.expected.size(), std::vector<unsigned char>(len * eng.elem_bytes()));
@@ -239,7 +239,9 @@ TEST_CASE("tcp: a silent peer ends every rank in a named timeout with outputs un
   std::vector<Role> roles(4, Role::run);
   roles[3] = Role::silent;
   const rt::TcpOptions opt = fast_timeouts();
-  const auto res = run_tcp(plan, 64, 1, opt, roles);
+  // Without zero copy the engine writes outputs only after the last step
+  // (with it, receives land in the output buffers as they arrive).
+  const auto res = run_tcp(plan, 64, 1, opt, roles, {}, 1, rt::EngineOptions{false, true});
   INFO(errors_of(res));
   bool named = false;
   for (uint32_t r = 0; r < 3; ++r) {
@@ -260,7 +262,7 @@ TEST_CASE("tcp: a peer that dies is named at once by every rank that needs it", 
   roles[1] = Role::dies;
   rt::TcpOptions opt = fast_timeouts();
   opt.timeout = std::chrono::milliseconds(5000);  // the closed connection is noticed long before this
-  const auto res = run_tcp(plan, 64, 1, opt, roles);
+  const auto res = run_tcp(plan, 64, 1, opt, roles, {}, 1, rt::EngineOptions{false, true});
   INFO(errors_of(res));
   bool named = false;
   for (uint32_t r : {0u, 2u, 3u, 4u}) {
@@ -277,7 +279,9 @@ TEST_CASE("tcp: a corrupted frame is detected by its CRC", "[tcp]") {
   const ir::Plan plan = encode_plan(4, 1, 1, Field::gf65536(), 8);
   std::vector<rt::TcpOptions> per_rank(4, fast_timeouts());
   per_rank[0].corrupt_step = 1;
-  const auto res = run_tcp(plan, 100, 1, fast_timeouts(), {}, per_rank);
+  // Without zero copy a refused frame never reaches the output buffers (with
+  // it, the frame lands in them before its CRC is checked).
+  const auto res = run_tcp(plan, 100, 1, fast_timeouts(), {}, per_rank, 1, rt::EngineOptions{false, true});
   INFO(errors_of(res));
   // Rank 0's step-1 message goes to rank 1, which must refuse it; ranks that
   // no longer need rank 1 may finish correctly.
