@@ -82,6 +82,8 @@ Status ThreadsTransport::begin(uint32_t max_requests) {
   return world_->aborted() ? Status::aborted : Status::ok;
 }
 
+uint32_t ThreadsTransport::max_pieces() const { return world_->options().max_pieces; }
+
 Status ThreadsTransport::post_send(ReqId id, const SendDesc& d) {
   if (d.to >= world_->size()) {
     detail_ = fmt::format("destination rank {} is not in a world of {}", d.to, world_->size());

@@ -52,6 +52,10 @@ struct ThreadsOptions {
   // Times a wait yields the processor before it sleeps on the condition
   // variable (0: sleep at once).
   unsigned spin_yields = 64;
+  // Pieces per message an endpoint takes (Transport::max_pieces). Any number
+  // costs one memcpy per piece; tests lower it to drive the engine's
+  // gather / scatter fallback.
+  uint32_t max_pieces = 1u << 16;
 };
 
 class ThreadsWorld;
@@ -70,7 +74,7 @@ class ThreadsTransport final : public Transport {
   void abandon() override;
   std::string error_detail() const override { return detail_; }
   // Split messages are copied piece by piece: no staging in the engine.
-  uint32_t max_pieces() const override { return 1u << 16; }
+  uint32_t max_pieces() const override;
 
  private:
   friend class ThreadsWorld;
