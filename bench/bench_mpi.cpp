@@ -410,7 +410,11 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  // bench_mpi [reps] [len,len,...]
+  // bench_mpi [reps] [len,len,...] [group,group,...]
+  // Groups (default all): encode, bcast, allgv, allg (allgather and
+  // allreduce): fewer groups, more repetitions in the same time.
+  const std::string groups = argc > 3 ? std::string(",") + argv[3] + "," : ",encode,bcast,allgv,allg,";
+  auto want = [&](const char* g) { return groups.find(std::string(",") + g + ",") != std::string::npos; };
   const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
   std::vector<size_t> lens = {1024, 65536, 1 << 20};
   if (argc > 2) {
@@ -431,10 +435,14 @@ int main(int argc, char** argv) {
     std::printf("bench_mpi: K=%d, %d repetitions (median, slowest rank), ping-pong alpha=%.2f us beta=%.3f ns/B\n",
                 g_size, reps, alpha * 1e6, beta * 1e9);
   try {
-    for (size_t len : lens) bench_encode(len, reps, alpha, beta);
-    for (size_t len : lens) bench_bcast(len, reps, alpha, beta);
-    for (size_t len : lens) bench_allgatherv(len, reps, alpha, beta);
-    for (size_t len : lens) bench_allgather_allreduce(len, reps, alpha, beta);
+    if (want("encode"))
+      for (size_t len : lens) bench_encode(len, reps, alpha, beta);
+    if (want("bcast"))
+      for (size_t len : lens) bench_bcast(len, reps, alpha, beta);
+    if (want("allgv"))
+      for (size_t len : lens) bench_allgatherv(len, reps, alpha, beta);
+    if (want("allg"))
+      for (size_t len : lens) bench_allgather_allreduce(len, reps, alpha, beta);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mpi: rank %d: %s\n", g_rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 3);

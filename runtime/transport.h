@@ -25,9 +25,10 @@
 // named has completed in a wait(). Ids let an MPI transport keep an
 // MPI_Request array allocated once, outside the round loop.
 //
-//   post_send(id, d)   starts sending d.bytes from d.data. Never blocks on the
-//                      peer. The engine keeps d.data unchanged until the
-//                      request has completed in wait().
+//   post_send(id, d)   starts sending d.bytes from d.data (or d.pieces).
+//                      Never blocks on the peer. The engine keeps the data,
+//                      and a piece list, unchanged until the request has
+//                      completed in wait().
 //   post_recv(id, d)   starts receiving the message (d.from → this rank,
 //                      d.port, d.sent_at) into d.data. The transport may
 //                      write d.data at any time until the request completes
