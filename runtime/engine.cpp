@@ -592,15 +592,27 @@ void Engine::Impl::compile(const ir::Program& prog) {
   pro_b = static_cast<uint32_t>(instrs.size());
   for (uint32_t i = 0; i < n_in; ++i)
     if (home[inputs[i]] != i) emit(Code::copy, units + i, inputs[i]);
-  for (uint32_t sl = 0; sl < num_slots; ++sl) {
-    if (home[sl] == kNone || home[sl] < n_in) continue;
-    if (std::find(inputs.begin(), inputs.end(), sl) != inputs.end()) continue;
-    uint64_t first_read = std::numeric_limits<uint64_t>::max(), first_write = first_read;
-    for (const Access& a : acc[sl]) {
-      uint64_t& first = a.write ? first_write : first_read;
-      first = std::min(first, a.lo);
+  {
+    // First access of every slot in the plan's order (ir/plan.h: inputs,
+    // then per step payloads, receives, ops in order): 1 written, 2 read.
+    std::vector<uint8_t> first(num_slots, 0);
+    auto touch = [&](uint32_t sl, uint8_t how) {
+      if (!first[sl]) first[sl] = how;
+    };
+    for (uint32_t sl : inputs) touch(sl, 1);
+    for (const ir::Step& st : prog.steps) {
+      for (const ir::Send& snd : st.sends)
+        for (const ir::Combo& c : snd.payload)
+          for (const ir::Term& term : c.terms) touch(term.slot, 2);
+      for (const ir::Recv& r : st.recvs)
+        for (uint32_t sl : r.into) touch(sl, 1);
+      for (const ir::Op& o : st.ops) {
+        for (const ir::Term& term : o.terms) touch(term.slot, 2);
+        touch(o.dst, 1);
+      }
     }
-    if (first_read <= first_write) emit(Code::zero, 0, sl);
+    for (uint32_t sl = 0; sl < num_slots; ++sl)
+      if (home[sl] != kNone && home[sl] >= n_in && first[sl] != 1) emit(Code::zero, 0, sl);
   }
   pro_e = static_cast<uint32_t>(instrs.size());
 

@@ -1,5 +1,6 @@
 #include "runtime/transport/mpi.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -21,7 +22,7 @@ std::string mpi_error_string(int err) {
 
 }  // namespace
 
-MpiTransport::MpiTransport(MPI_Comm comm) {
+MpiTransport::MpiTransport(MPI_Comm comm, uint32_t max_pieces) : max_pieces_(std::max<uint32_t>(max_pieces, 1)) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) user_error("the MPI transport needs MPI_Init to have been called");

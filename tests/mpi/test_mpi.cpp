@@ -107,14 +107,16 @@ Spec blocks_spec(OpKind op, uint32_t K, uint32_t blocks) {
   return s;
 }
 
-long g_split = 0;  // messages check_split() handed to MPI in pieces
+long g_split = 0;     // messages check_split() handed to MPI in pieces
+long g_gathered = 0;  // and those the engine staged for a transport taking 1
 
 // Replays `plan` on an Engine with the outputs back to back in reverse order,
 // so that every message of several output slots reaches MPI in pieces (one
 // hindexed datatype), and compares.
-void check_split(const std::string& name, const ir::Plan& plan) {
+void check_split(const std::string& name, const ir::Plan& plan,
+                 uint32_t max_pieces = rt::MpiTransport::kDefaultMaxPieces) {
   rt::Engine eng(plan, static_cast<ir::Rank>(g_rank));
-  rt::MpiTransport tr(MPI_COMM_WORLD);
+  rt::MpiTransport tr(MPI_COMM_WORLD, max_pieces);
   const size_t eb = eng.elem_bytes(), len = 4099, row = len * eb;
   ++g_checks;
   const rt::RankReplayData d = rt::rank_replay_data(plan, static_cast<ir::Rank>(g_rank), len, 7);
@@ -125,6 +127,7 @@ void check_split(const std::string& name, const ir::Plan& plan) {
   for (size_t j = 0; j < d.expected.size(); ++j) out.push_back(recv.data() + (d.expected.size() - 1 - j) * row);
   eng.run(tr, in.data(), out.data(), len);
   g_split += eng.stats().split_messages;
+  g_gathered += eng.stats().gathered_messages;
   std::vector<std::vector<unsigned char>> got;
   for (void* p : out) got.emplace_back(static_cast<unsigned char*>(p), static_cast<unsigned char*>(p) + row);
   const std::string m = rt::first_mismatch(plan.spec.field, static_cast<ir::Rank>(g_rank), d.expected, got);
@@ -211,11 +214,16 @@ int main(int argc, char** argv) {
       check_replay(algorithm, plan);
       check_replay(std::string(algorithm) + " staged", plan, rt::EngineOptions{false, true});
       check_split(algorithm, plan);
+      check_split(std::string(algorithm) + " contiguous only", plan, 1);
     }
     long split = 0;
     MPI_Allreduce(&g_split, &split, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     ++g_checks;
     if (split == 0) fail("no message reached MPI in pieces");
+    long gathered = 0;
+    MPI_Allreduce(&g_gathered, &gathered, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    ++g_checks;
+    if (gathered == 0) fail("no split message was staged for a transport taking one piece");
     check_replay("circulant-broadcast", compile(broadcast(K, 1, 1, K / 2, 3), "circulant-broadcast"));
 
     // Rank-local compile: no process holds any other rank's program.

@@ -932,3 +932,22 @@ TEST_CASE("runtime: outputs received in the caller's buffers equal the direct co
   CHECK(split > 0);
   CHECK(gathered > 0);
 }
+
+TEST_CASE("runtime: an output slot read before it is written starts at zero in the caller's buffer", "[runtime]") {
+  // Not a plan the checker accepts, but the engine's answer must not depend
+  // on where the slot lives: the arena's slots start zeroed, the caller's
+  // (poisoned) output buffer must be zeroed too. Rank 0: output 0 is never
+  // written, output 1 accumulates onto itself, output 2 is written by an op
+  // and read by a later op of the same step (no zero fill needed).
+  for (const Field& f : runtime_fields()) {
+    Plan plan = ir::make_plan(rt_spec(2, 1, 1, f), 1);
+    Program& r0 = plan.ranks[0];
+    r0.num_slots = 5;
+    r0.inputs = {0};
+    r0.at(1).ops.push_back(ir::make_op(r0, 2, {{2, 1}, {0, 3}}));
+    r0.at(1).ops.push_back(ir::make_op(r0, 3, {{0, 1}}));
+    r0.at(1).ops.push_back(ir::make_op(r0, 4, {{3, 2}, {0, 1}}));
+    r0.outputs = {1, 2, 3, 4};
+    check_against_reference(plan, {1, 33}, 3);
+  }
+}
