@@ -935,7 +935,8 @@ void Engine::Impl::bind(const void* const* in, void* const* out, uint32_t max_pi
     SendDesc& d = send_desc[i];
     d = SendDesc{s.port, s.to, s.step, nullptr, static_cast<size_t>(s.count) * row};
     if (!s.zero_copy) {
-      d.data = at(s.unit);
+      // An empty staged message may sit past the last row: no row to name.
+      d.data = s.count ? at(s.unit) : arena;
       continue;
     }
     const size_t first = send_pieces.size();
@@ -962,7 +963,7 @@ void Engine::Impl::bind(const void* const* in, void* const* out, uint32_t max_pi
     RecvDesc& d = recv_desc[i];
     d = RecvDesc{r.port, r.from, r.sent_at, nullptr, static_cast<size_t>(r.count) * row};
     if (!r.direct) {
-      d.data = at(r.unit);
+      d.data = r.count ? at(r.unit) : arena;
       continue;
     }
     const size_t first = recv_pieces.size();
