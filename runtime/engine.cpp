@@ -35,11 +35,21 @@ struct DotCall {
   uint32_t ptr_off = 0;  // sources at ptrs[ptr_off..+k), destinations after
 };
 
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+// A message is either staged (its `count` elements are consecutive rows from
+// `unit` on, in a staging bank) or direct: its elements are the rows
+// msg_units[unit .. unit+count), wherever those live. A direct message that
+// may turn out split at run time (its rows are not all consecutive arena
+// rows) also has `fallback`, `count` staging rows it is gathered into
+// (sends) or scattered from (receives) when the transport takes fewer
+// pieces than it has.
 struct SendPlan {
   ir::Port port = 0;
   ir::Rank to = 0;
   ir::StepNo step = 0;
-  uint32_t unit = 0, count = 0;  // message rows in the arena
+  uint32_t unit = 0, count = 0;
+  uint32_t fallback = kNone;
   ReqId id = 0;
   bool zero_copy = false;
 };
@@ -48,7 +58,8 @@ struct RecvPlan {
   ir::Port port = 0;
   ir::Rank from = 0;
   ir::StepNo sent_at = 0, due = 0;
-  uint32_t unit = 0, count = 0;  // where the message lands
+  uint32_t unit = 0, count = 0;
+  uint32_t fallback = kNone;
   ReqId id = 0;
   bool direct = false;
 };
@@ -94,6 +105,14 @@ struct Engine::Impl {
   EngineOptions opt;
 
   std::vector<uint32_t> inputs, outputs;  // slot rows
+  // Units: [0, units) are the slots, staging banks and scratch rows of the
+  // layout; unit units + i is the caller's input i, units + n_in + j its
+  // output j. A slot that lives in a caller's buffer aliases that unit
+  // (alias[u] != kNone); every other unit u < units is arena row arena_row[u].
+  std::vector<uint32_t> alias, arena_row;
+  uint32_t arena_rows = 0, zeroed_rows = 0;  // rows; the first zeroed_rows are zeroed by prepare()
+  std::vector<uint32_t> msg_units;           // rows of the direct messages
+  uint32_t pro_b = 0, pro_e = 0, epi_b = 0, epi_e = 0;  // instrs before step 1 and after the last step
   std::vector<Instr> instrs;
   std::vector<gf::MadTable> mads;
   std::map<Elem, uint32_t> mad_index;
@@ -109,15 +128,31 @@ struct Engine::Impl {
   uint32_t units = 0;
   Stats stats;
 
-  // Resolved by prepare().
+  // Resolved by prepare() (the arena) and bind() (the caller's buffers).
   size_t len = 0, row = 0;
   std::byte* arena = nullptr;
   size_t arena_size = 0;
+  std::vector<std::byte*> rp;  // unit -> address
   std::vector<void*> ptrs;
   std::vector<SendDesc> send_desc;
   std::vector<RecvDesc> recv_desc;
+  std::vector<SendPiece> send_pieces;
+  std::vector<RecvPiece> recv_pieces;
+  std::vector<char> gather, scatter;  // per send / receive: through `fallback` this run
+  // What bind() was last called with: run() rebinds only when it changes.
+  bool bound = false;
+  uint32_t bound_pieces = 0;
+  std::vector<const void*> bound_in;
+  std::vector<void*> bound_out;
+  // Private copies when the caller's buffers overlap (see engine.h).
+  bool priv_inputs = false, priv_outputs = false;
+  std::byte* priv = nullptr;
+  size_t priv_size = 0;
 
-  ~Impl() { std::free(arena); }
+  ~Impl() {
+    std::free(arena);
+    std::free(priv);
+  }
 
   // ── construction ──
   void validate(const ir::Program& prog);
@@ -131,7 +166,10 @@ struct Engine::Impl {
   bool joins_group(const std::vector<const ir::Op*>& group, const ir::Op& op) const;
 
   // ── run ──
-  std::byte* at(uint32_t unit) const { return arena + static_cast<size_t>(unit) * row; }
+  std::byte* at(uint32_t unit) const { return rp[unit]; }
+  void bind(const void* const* in, void* const* out, uint32_t max_pieces);
+  template <class Piece>
+  uint32_t pieces_of(uint32_t off, uint32_t count, std::vector<Piece>& out) const;
   void exec(uint32_t b, uint32_t e) const;
   [[noreturn]] void fail(Transport& tr, Status st, ir::StepNo t, const WaitRef* ref, const char* what) const;
 };
@@ -412,11 +450,19 @@ void Engine::Impl::compile(const ir::Program& prog) {
       if (v[i] != v[0] + i) return false;
     return !v.empty();
   };
+  // A direct message need not be adjacent rows any more (it is handed over in
+  // pieces, or gathered at run time); a receive must not name a slot twice,
+  // since its pieces would then overlap.
+  auto distinct = [&](const std::vector<uint32_t>& v) {
+    std::vector<uint32_t> w = v;
+    std::sort(w.begin(), w.end());
+    return !v.empty() && std::adjacent_find(w.begin(), w.end()) == w.end();
+  };
   std::vector<char> direct(raw_recvs.size(), 0), zc(raw_sends.size(), 0);
   if (opt.zero_copy) {
     for (size_t i = 0; i < raw_recvs.size(); ++i) {
       const ir::Recv& r = *raw_recvs[i].r;
-      if (!consecutive(r.into)) continue;
+      if (!distinct(r.into)) continue;
       const uint64_t lo = tm(r.sent_at, kPost), hi = tm(raw_recvs[i].t, kScatter);
       bool ok = true;
       for (uint32_t s : r.into)
@@ -436,7 +482,7 @@ void Engine::Impl::compile(const ir::Program& prog) {
         if (c.terms.size() != 1 || c.terms[0].coeff != 1) units = false;
         else slots.push_back(c.terms[0].slot);
       }
-      if (!units || !consecutive(slots)) continue;
+      if (!units || slots.empty()) continue;
       const uint64_t lo = tm(raw_sends[i].t, kPost), hi = tm(raw_sends[i].t + lambda - 1, kWait);
       bool ok = true;
       for (uint32_t sl : slots)
@@ -446,13 +492,48 @@ void Engine::Impl::compile(const ir::Program& prog) {
     }
   }
 
+  // ── Homes (see "The caller's buffers" in engine.h). With zero copy, an
+  // output slot lives in its output buffer for the whole run (its first
+  // listing, if it is listed twice), and an input slot that is never written
+  // and is no output is read from its input buffer. An input slot that is
+  // also an output is copied into the output buffer before step 1; other
+  // input slots into the arena as before.
+  const uint32_t n_in = static_cast<uint32_t>(inputs.size()), n_out = static_cast<uint32_t>(outputs.size());
+  std::vector<uint32_t> home(num_slots, kNone);  // kNone: arena; else an extended unit offset (i or n_in + j)
+  if (opt.zero_copy) {
+    std::vector<char> written(num_slots, 0);
+    for (const ir::Step& st : prog.steps) {
+      for (const ir::Recv& r : st.recvs)
+        for (uint32_t sl : r.into) written[sl] = 1;
+      for (const ir::Op& o : st.ops) written[o.dst] = 1;
+    }
+    for (uint32_t j = 0; j < n_out; ++j)
+      if (home[outputs[j]] == kNone) home[outputs[j]] = n_in + j;
+    for (uint32_t i = 0; i < n_in; ++i)
+      if (home[inputs[i]] == kNone && !written[inputs[i]]) home[inputs[i]] = i;
+  }
+  auto arena_homed = [&](uint32_t sl) { return home[sl] == kNone; };
+  auto surely_contiguous = [&](const std::vector<uint32_t>& v) {
+    return v.size() == 1 || (consecutive(v) && std::all_of(v.begin(), v.end(), arena_homed));
+  };
+  std::vector<char> send_fb(raw_sends.size(), 0), recv_fb(raw_recvs.size(), 0);
+  for (size_t i = 0; i < raw_sends.size(); ++i)
+    if (zc[i]) {
+      std::vector<uint32_t> slots;
+      for (const ir::Combo& c : raw_sends[i].s->payload) slots.push_back(c.terms[0].slot);
+      send_fb[i] = !surely_contiguous(slots);
+    }
+  for (size_t i = 0; i < raw_recvs.size(); ++i)
+    if (direct[i]) recv_fb[i] = !surely_contiguous(raw_recvs[i].r->into);
+
   // ── Arena layout: slots, send staging banks, receive staging banks,
-  // scratch rows. Bank b serves the messages sent in steps ≡ b (mod λ).
+  // scratch rows. Bank b serves the messages sent in steps ≡ b (mod λ),
+  // staged ones and the run-time fallbacks of direct ones.
   std::vector<uint64_t> send_need(static_cast<size_t>(num_steps) + 1, 0), recv_need(send_need.size(), 0);
   for (size_t i = 0; i < raw_sends.size(); ++i)
-    if (!zc[i]) send_need[raw_sends[i].t] += raw_sends[i].s->payload.size();
+    if (!zc[i] || send_fb[i]) send_need[raw_sends[i].t] += raw_sends[i].s->payload.size();
   for (size_t i = 0; i < raw_recvs.size(); ++i)
-    if (!direct[i]) recv_need[raw_recvs[i].r->sent_at] += raw_recvs[i].r->into.size();
+    if (!direct[i] || recv_fb[i]) recv_need[raw_recvs[i].r->sent_at] += raw_recvs[i].r->into.size();
   std::vector<uint64_t> send_bank(lambda, 0), recv_bank(lambda, 0);
   for (uint32_t t = 1; t <= num_steps; ++t) {
     send_bank[t % lambda] = std::max(send_bank[t % lambda], send_need[t]);
@@ -488,6 +569,52 @@ void Engine::Impl::compile(const ir::Program& prog) {
   if (next > std::numeric_limits<uint32_t>::max())
     user_error("rank {}: the program needs {} arena rows, more than the runtime supports (2^32 - 1)", rank, next);
   units = static_cast<uint32_t>(next);
+  // Arena rows for the units that are not aliases of the caller's buffers,
+  // in unit order (so consecutive arena units stay adjacent). Slot rows come
+  // first: prepare() zeroes them.
+  alias.assign(units, kNone);
+  arena_row.assign(units, kNone);
+  arena_rows = 0;
+  for (uint32_t u = 0; u < units; ++u) {
+    if (u < num_slots && home[u] != kNone) {
+      alias[u] = units + home[u];
+      continue;
+    }
+    arena_row[u] = arena_rows++;
+    if (u < num_slots) zeroed_rows = arena_rows;
+  }
+  if (static_cast<uint64_t>(units) + n_in + n_out > std::numeric_limits<uint32_t>::max())
+    user_error("rank {}: the program needs more rows than the runtime supports (2^32 - 1)", rank);
+
+  // Before step 1: inputs into their slots unless read in place, and a zero
+  // fill for an output slot read before it is first written (the arena's
+  // slots start zeroed; a caller's buffer does not).
+  pro_b = static_cast<uint32_t>(instrs.size());
+  for (uint32_t i = 0; i < n_in; ++i)
+    if (home[inputs[i]] != i) emit(Code::copy, units + i, inputs[i]);
+  {
+    // First access of every slot in the plan's order (ir/plan.h: inputs,
+    // then per step payloads, receives, ops in order): 1 written, 2 read.
+    std::vector<uint8_t> first(num_slots, 0);
+    auto touch = [&](uint32_t sl, uint8_t how) {
+      if (!first[sl]) first[sl] = how;
+    };
+    for (uint32_t sl : inputs) touch(sl, 1);
+    for (const ir::Step& st : prog.steps) {
+      for (const ir::Send& snd : st.sends)
+        for (const ir::Combo& c : snd.payload)
+          for (const ir::Term& term : c.terms) touch(term.slot, 2);
+      for (const ir::Recv& r : st.recvs)
+        for (uint32_t sl : r.into) touch(sl, 1);
+      for (const ir::Op& o : st.ops) {
+        for (const ir::Term& term : o.terms) touch(term.slot, 2);
+        touch(o.dst, 1);
+      }
+    }
+    for (uint32_t sl = 0; sl < num_slots; ++sl)
+      if (home[sl] != kNone && home[sl] >= n_in && first[sl] != 1) emit(Code::zero, 0, sl);
+  }
+  pro_e = static_cast<uint32_t>(instrs.size());
 
   // ── Request ids: an id is taken when a request is posted and returned
   // after the wait that completes it (λ−1 steps later).
@@ -529,7 +656,12 @@ void Engine::Impl::compile(const ir::Program& prog) {
       sp.count = static_cast<uint32_t>(s.payload.size());
       sp.zero_copy = zc[i];
       if (zc[i]) {
-        sp.unit = s.payload.front().terms.front().slot;
+        sp.unit = static_cast<uint32_t>(msg_units.size());
+        for (const ir::Combo& c : s.payload) msg_units.push_back(c.terms[0].slot);
+        if (send_fb[i]) {
+          sp.fallback = static_cast<uint32_t>(off);
+          off += s.payload.size();
+        }
         ++stats.zero_copy_sends;
         continue;
       }
@@ -576,7 +708,12 @@ void Engine::Impl::compile(const ir::Program& prog) {
       rp.count = static_cast<uint32_t>(r.into.size());
       rp.direct = direct[i];
       if (direct[i]) {
-        rp.unit = r.into.front();
+        rp.unit = static_cast<uint32_t>(msg_units.size());
+        msg_units.insert(msg_units.end(), r.into.begin(), r.into.end());
+        if (recv_fb[i]) {
+          rp.fallback = static_cast<uint32_t>(roff);
+          roff += r.into.size();
+        }
         ++stats.direct_recvs;
       } else {
         rp.unit = static_cast<uint32_t>(roff);
@@ -622,8 +759,15 @@ void Engine::Impl::compile(const ir::Program& prog) {
     sc.after_e = static_cast<uint32_t>(instrs.size());
     steps.push_back(sc);
   }
+  // After the last step: outputs whose slot does not live in their buffer.
+  epi_b = static_cast<uint32_t>(instrs.size());
+  for (uint32_t j = 0; j < n_out; ++j)
+    if (home[outputs[j]] != n_in + j) emit(Code::copy, outputs[j], units + n_in + j);
+  epi_e = static_cast<uint32_t>(instrs.size());
+  for (uint32_t sl = 0; sl < num_slots; ++sl)
+    if (home[sl] != kNone) ++(home[sl] < n_in ? stats.inputs_in_place : stats.outputs_in_place);
   stats.max_requests = id_count;
-  stats.units = units;
+  stats.units = arena_rows;
   stats.instructions = instrs.size();
 }
 
@@ -673,7 +817,8 @@ const Engine::Stats& Engine::stats() const { return impl_->stats; }
 
 size_t Engine::arena_bytes(size_t len) const {
   size_t row = 0, total = 0;
-  if (__builtin_mul_overflow(len, impl_->eb, &row) || __builtin_mul_overflow(row, size_t{impl_->units}, &total))
+  if (__builtin_mul_overflow(len, impl_->eb, &row) ||
+      __builtin_mul_overflow(row, size_t{impl_->arena_rows}, &total))
     user_error("rank {}: vectors of {} elements need an arena larger than the address space", impl_->rank, len);
   return total;
 }
@@ -688,31 +833,157 @@ void Engine::prepare(size_t len) {
   const size_t alloc = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   void* a = std::aligned_alloc(64, alloc);
   if (!a) throw std::bad_alloc();
-  std::memset(a, 0, alloc);  // unwritten slots read as zero, deterministically
+  // Unwritten slots read as zero, deterministically. Staging and scratch rows
+  // are always written before they are read: left untouched, the pages of
+  // fallback staging that a run never uses are never faulted in.
+  std::memset(a, 0, static_cast<size_t>(m.zeroed_rows) * len * m.eb);
   std::free(m.arena);
   m.arena = static_cast<std::byte*>(a);
   m.arena_size = bytes;
   m.len = len;
   m.row = len * m.eb;
+  m.bound = false;  // every address changes
+}
 
-  m.ptrs.clear();
-  for (DotCall& dc : m.dots) {
-    dc.ptr_off = static_cast<uint32_t>(m.ptrs.size());
-    for (uint32_t u : dc.src_units) m.ptrs.push_back(m.at(u));
-    for (uint32_t u : dc.dst_units) m.ptrs.push_back(m.at(u));
+// Pieces of the direct message whose rows are msg_units[off, off+count):
+// runs of rows adjacent in memory merged. Returns how many; appends them.
+template <class Piece>
+uint32_t Engine::Impl::pieces_of(uint32_t off, uint32_t count, std::vector<Piece>& out) const {
+  uint32_t n = 0;
+  std::byte* end = nullptr;
+  for (uint32_t e = 0; e < count; ++e) {
+    std::byte* p = at(msg_units[off + e]);
+    if (n > 0 && p == end) {
+      out.back().bytes += row;
+    } else {
+      out.push_back(Piece{p, row});
+      ++n;
+    }
+    end = p + row;
   }
-  for (Instr& in : m.instrs)
-    if (in.code == Code::dot) in.src = m.dots[in.tab].ptr_off;
-  m.send_desc.resize(m.sends.size());
-  for (size_t i = 0; i < m.sends.size(); ++i) {
-    const SendPlan& s = m.sends[i];
-    m.send_desc[i] = SendDesc{s.port, s.to, s.step, m.at(s.unit), static_cast<size_t>(s.count) * m.row};
+  return n;
+}
+
+// Resolves every unit's address for the caller's buffers `in`, `out` and a
+// transport taking up to `max_pieces` pieces per message.
+void Engine::Impl::bind(const void* const* in, void* const* out, uint32_t max_pieces) {
+  const uint32_t n_in = static_cast<uint32_t>(inputs.size()), n_out = static_cast<uint32_t>(outputs.size());
+  bound_in.assign(in, in + n_in);
+  bound_out.assign(out, out + n_out);
+  bound_pieces = max_pieces;
+
+  // Overlap (see "The caller's buffers" in engine.h): outputs that overlap
+  // each other are produced privately and copied out in order after the last
+  // step; otherwise inputs that overlap an output are copied privately
+  // before step 1. Both reproduce "read every input before step 1, write the
+  // outputs in order after the last step".
+  std::vector<std::pair<uintptr_t, uintptr_t>> o;  // [begin, end) sorted
+  for (void* p : bound_out) o.emplace_back(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(p) + row);
+  std::sort(o.begin(), o.end());
+  priv_outputs = false;
+  for (size_t j = 1; j < o.size(); ++j) priv_outputs |= o[j].first < o[j - 1].second;
+  // With no slot in a caller's buffer every input is read before step 1 and
+  // every output written after the last step anyway.
+  if (stats.inputs_in_place + stats.outputs_in_place == 0) priv_outputs = false;
+  priv_inputs = false;
+  if (!priv_outputs && stats.inputs_in_place + stats.outputs_in_place > 0)
+    for (const void* p : bound_in) {
+      const uintptr_t b = reinterpret_cast<uintptr_t>(p), e = b + row;
+      // The first output starting at or after e cannot overlap; the one
+      // before it is the only candidate (outputs are disjoint here).
+      auto it = std::lower_bound(o.begin(), o.end(), std::make_pair(e, uintptr_t{0}));
+      if (it != o.begin() && std::prev(it)->second > b) priv_inputs = true;
+    }
+  const size_t need = (priv_outputs ? n_out : priv_inputs ? n_in : 0) * row;
+  if (need > priv_size) {
+    void* a = std::aligned_alloc(64, (need + 63) / 64 * 64);
+    if (!a) throw std::bad_alloc();
+    std::free(priv);
+    priv = static_cast<std::byte*>(a);
+    priv_size = need;
   }
-  m.recv_desc.resize(m.recvs.size());
-  for (size_t i = 0; i < m.recvs.size(); ++i) {
-    const RecvPlan& r = m.recvs[i];
-    m.recv_desc[i] = RecvDesc{r.port, r.from, r.sent_at, m.at(r.unit), static_cast<size_t>(r.count) * m.row};
+
+  rp.resize(static_cast<size_t>(units) + n_in + n_out);
+  for (uint32_t i = 0; i < n_in; ++i)
+    rp[units + i] = priv_inputs ? priv + static_cast<size_t>(i) * row
+                                : static_cast<std::byte*>(const_cast<void*>(bound_in[i]));
+  for (uint32_t j = 0; j < n_out; ++j)
+    rp[units + n_in + j] = priv_outputs ? priv + static_cast<size_t>(j) * row : static_cast<std::byte*>(bound_out[j]);
+  for (uint32_t u = 0; u < units; ++u)
+    rp[u] = alias[u] != kNone ? rp[alias[u]] : arena + static_cast<size_t>(arena_row[u]) * row;
+
+  ptrs.clear();
+  for (DotCall& dc : dots) {
+    dc.ptr_off = static_cast<uint32_t>(ptrs.size());
+    for (uint32_t u : dc.src_units) ptrs.push_back(at(u));
+    for (uint32_t u : dc.dst_units) ptrs.push_back(at(u));
   }
+  for (Instr& ins : instrs)
+    if (ins.code == Code::dot) ins.src = dots[ins.tab].ptr_off;
+
+  // Messages: one buffer, a list of pieces the transport takes, or (more
+  // pieces than it takes) the fallback staging rows.
+  send_pieces.clear();
+  recv_pieces.clear();
+  send_pieces.reserve(msg_units.size());  // no reallocation below: descriptors point into it
+  recv_pieces.reserve(msg_units.size());
+  send_desc.resize(sends.size());
+  gather.assign(sends.size(), 0);
+  stats.split_messages = stats.gathered_messages = 0;
+  for (size_t i = 0; i < sends.size(); ++i) {
+    const SendPlan& s = sends[i];
+    SendDesc& d = send_desc[i];
+    d = SendDesc{s.port, s.to, s.step, nullptr, static_cast<size_t>(s.count) * row};
+    if (!s.zero_copy) {
+      // An empty staged message may sit past the last row: no row to name.
+      d.data = s.count ? at(s.unit) : arena;
+      continue;
+    }
+    const size_t first = send_pieces.size();
+    const uint32_t n = pieces_of(s.unit, s.count, send_pieces);
+    d.data = send_pieces[first].data;
+    if (n == 1) {
+      send_pieces.resize(first);
+    } else if (n <= max_pieces) {
+      d.pieces = send_pieces.data() + first;
+      d.num_pieces = n;
+      ++stats.split_messages;
+    } else {
+      COLLPLAN_ASSERT(s.fallback != kNone, "a split send without fallback staging");
+      send_pieces.resize(first);
+      d.data = at(s.fallback);
+      gather[i] = 1;
+      ++stats.gathered_messages;
+    }
+  }
+  recv_desc.resize(recvs.size());
+  scatter.assign(recvs.size(), 0);
+  for (size_t i = 0; i < recvs.size(); ++i) {
+    const RecvPlan& r = recvs[i];
+    RecvDesc& d = recv_desc[i];
+    d = RecvDesc{r.port, r.from, r.sent_at, nullptr, static_cast<size_t>(r.count) * row};
+    if (!r.direct) {
+      d.data = r.count ? at(r.unit) : arena;
+      continue;
+    }
+    const size_t first = recv_pieces.size();
+    const uint32_t n = pieces_of(r.unit, r.count, recv_pieces);
+    d.data = recv_pieces[first].data;
+    if (n == 1) {
+      recv_pieces.resize(first);
+    } else if (n <= max_pieces) {
+      d.pieces = recv_pieces.data() + first;
+      d.num_pieces = n;
+      ++stats.split_messages;
+    } else {
+      COLLPLAN_ASSERT(r.fallback != kNone, "a split receive without fallback staging");
+      recv_pieces.resize(first);
+      d.data = at(r.fallback);
+      scatter[i] = 1;
+      ++stats.gathered_messages;
+    }
+  }
+  bound = true;
 }
 
 // ─── the round loop ──────────────────────────────────────────────────────────
@@ -726,7 +997,7 @@ void Engine::Impl::exec(uint32_t b, uint32_t e) const {
         std::memset(at(in->dst), 0, row);
         break;
       case Code::copy:
-        if (in->src != in->dst) std::memcpy(at(in->dst), at(in->src), row);
+        if (at(in->src) != at(in->dst)) std::memcpy(at(in->dst), at(in->src), row);
         break;
       case Code::mul:
         gf::mul_prepared(field, mads[in->tab], at(in->src), at(in->dst), len);
@@ -775,19 +1046,32 @@ void Engine::run(Transport& tr, const void* const* inputs, void* const* outputs,
   if (tr.rank() != m.rank || tr.size() != m.K)
     user_error("rank {}'s program was given the transport endpoint of rank {} in a world of {} (plan: {} ranks)",
                m.rank, tr.rank(), tr.size(), m.K);
-  for (size_t i = 0; i < m.inputs.size(); ++i) {
+  const size_t n_in = m.inputs.size(), n_out = m.outputs.size();
+  for (size_t i = 0; i < n_in; ++i)
     if (!inputs[i]) user_error("rank {}: input {} is a null pointer", m.rank, i);
-    std::memcpy(m.at(m.inputs[i]), inputs[i], m.row);
-  }
-  for (size_t j = 0; j < m.outputs.size(); ++j)
+  for (size_t j = 0; j < n_out; ++j)
     if (!outputs[j]) user_error("rank {}: output {} is a null pointer", m.rank, j);
+  const uint32_t max_pieces = std::max<uint32_t>(tr.max_pieces(), 1);
+  // Rebinding costs O(messages); the common case, a persistent collective
+  // called on the same buffers, compares pointers only.
+  if (!m.bound || max_pieces != m.bound_pieces || !std::equal(inputs, inputs + n_in, m.bound_in.begin()) ||
+      !std::equal(outputs, outputs + n_out, m.bound_out.begin()))
+    m.bind(inputs, outputs, max_pieces);
+  if (m.priv_inputs)
+    for (size_t i = 0; i < n_in; ++i) std::memcpy(m.at(m.units + static_cast<uint32_t>(i)), inputs[i], m.row);
 
   Status st = tr.begin(m.stats.max_requests);
   if (st != Status::ok) m.fail(tr, st, 0, nullptr, "starting the transport:");
+  m.exec(m.pro_b, m.pro_e);
 
   for (const StepCode& sc : m.steps) {
     m.exec(sc.eval_b, sc.eval_e);
     for (uint32_t i = sc.send_b; i < sc.send_e; ++i) {
+      if (m.gather[i]) {
+        const SendPlan& s = m.sends[i];
+        for (uint32_t e = 0; e < s.count; ++e)
+          std::memcpy(m.at(s.fallback + e), m.at(m.msg_units[s.unit + e]), m.row);
+      }
       st = tr.post_send(m.sends[i].id, m.send_desc[i]);
       if (st != Status::ok) {
         const WaitRef ref{true, i};
@@ -805,13 +1089,22 @@ void Engine::run(Transport& tr, const void* const* inputs, void* const* outputs,
       size_t failed = 0;
       st = tr.wait(m.wait_ids.data() + sc.wait_b, sc.wait_e - sc.wait_b, &failed);
       if (st != Status::ok) m.fail(tr, st, sc.t, &m.wait_refs[sc.wait_b + failed], "completing");
+      for (uint32_t w = sc.wait_b; w < sc.wait_e; ++w) {
+        const WaitRef& ref = m.wait_refs[w];
+        if (ref.is_send || !m.scatter[ref.index]) continue;
+        const RecvPlan& r = m.recvs[ref.index];
+        for (uint32_t e = 0; e < r.count; ++e)
+          std::memcpy(m.at(m.msg_units[r.unit + e]), m.at(r.fallback + e), m.row);
+      }
     }
     m.exec(sc.after_b, sc.after_e);
   }
 
   st = tr.end();
   if (st != Status::ok) m.fail(tr, st, m.num_steps, nullptr, "finishing the transport:");
-  for (size_t j = 0; j < m.outputs.size(); ++j) std::memcpy(outputs[j], m.at(m.outputs[j]), m.row);
+  m.exec(m.epi_b, m.epi_e);
+  if (m.priv_outputs)
+    for (size_t j = 0; j < n_out; ++j) std::memcpy(outputs[j], m.at(m.units + static_cast<uint32_t>(n_in + j)), m.row);
 }
 
 }  // namespace collplan::rt

@@ -90,6 +90,9 @@ class TracingTransport final : public Transport {
   Status end() override;
   void abandon() override { inner_.abandon(); }
   std::string error_detail() const override { return inner_.error_detail(); }
+  // Forwarded, so a traced run moves its messages exactly as an untraced one
+  // (descriptors with pieces pass through unchanged; d.bytes is their total).
+  uint32_t max_pieces() const override { return inner_.max_pieces(); }
 
   const std::vector<TraceEvent>& events() const { return events_; }
 

@@ -25,9 +25,10 @@
 // named has completed in a wait(). Ids let an MPI transport keep an
 // MPI_Request array allocated once, outside the round loop.
 //
-//   post_send(id, d)   starts sending d.bytes from d.data. Never blocks on the
-//                      peer. The engine keeps d.data unchanged until the
-//                      request has completed in wait().
+//   post_send(id, d)   starts sending d.bytes from d.data (or d.pieces).
+//                      Never blocks on the peer. The engine keeps the data,
+//                      and a piece list, unchanged until the request has
+//                      completed in wait().
 //   post_recv(id, d)   starts receiving the message (d.from → this rank,
 //                      d.port, d.sent_at) into d.data. The transport may
 //                      write d.data at any time until the request completes
@@ -39,6 +40,20 @@
 // messages of up to λ steps are in flight at once. Every rank posts all of
 // its step-t requests before it waits in step t, which is what makes the
 // exchange deadlock-free on any transport whose posts do not block.
+//
+// ─── Pieces ──────────────────────────────────────────────────────────────────
+//
+// The engine receives straight into the caller's output buffers and sends
+// straight from its input and output buffers (engine.h), so one message may
+// span several separate pieces of memory (e.g. the end of one output buffer
+// and the start of another after a rotation). A transport that can move such
+// a message without an extra copy says how many pieces it takes per message
+// in max_pieces(); descriptors then carry a list of (pointer, bytes) pieces
+// that together form the message in order. The wire format does not change:
+// the receiver sees the same bytes, and its own pieces may be cut
+// differently. MPI maps a list to one hindexed datatype, the threads
+// transport copies piece by piece; a transport that keeps the default
+// max_pieces() = 1 only ever sees contiguous buffers.
 //
 // ─── Errors ──────────────────────────────────────────────────────────────────
 //
@@ -84,12 +99,27 @@ inline const char* status_name(Status s) {
   return "unknown status";
 }
 
+// One contiguous part of a message that lives in several places.
+struct SendPiece {
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+struct RecvPiece {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
 struct SendDesc {
   ir::Port port = 0;
   ir::Rank to = 0;
   ir::StepNo step = 0;  // the step the message is sent in (its sent_at)
   const void* data = nullptr;
   size_t bytes = 0;
+  // num_pieces >= 2: the message is pieces[0], pieces[1], … in this order
+  // (their sizes sum to `bytes`; data == pieces[0].data). Only for
+  // transports whose max_pieces() >= num_pieces; 0 means data/bytes.
+  const SendPiece* pieces = nullptr;
+  uint32_t num_pieces = 0;
 };
 
 struct RecvDesc {
@@ -98,6 +128,8 @@ struct RecvDesc {
   ir::StepNo sent_at = 0;
   void* data = nullptr;
   size_t bytes = 0;
+  const RecvPiece* pieces = nullptr;  // as in SendDesc; pieces never overlap
+  uint32_t num_pieces = 0;
 };
 
 class Transport {
@@ -125,6 +157,11 @@ class Transport {
 
   // A human-readable description of the last failure (error path only).
   virtual std::string error_detail() const { return {}; }
+
+  // The most pieces one descriptor may carry (see "Pieces" above). 1, the
+  // default, means contiguous buffers only: the engine then gathers and
+  // scatters split messages through its own staging. Constant over a run.
+  virtual uint32_t max_pieces() const { return 1; }
 };
 
 }  // namespace collplan::rt

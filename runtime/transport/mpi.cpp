@@ -1,5 +1,6 @@
 #include "runtime/transport/mpi.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -21,7 +22,8 @@ std::string mpi_error_string(int err) {
 
 }  // namespace
 
-MpiTransport::MpiTransport(MPI_Comm comm) {
+MpiTransport::MpiTransport(MPI_Comm comm, uint32_t max_pieces, size_t chunk_bytes)
+    : max_pieces_(std::max<uint32_t>(max_pieces, 1)), chunk_bytes_(chunk_bytes) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) user_error("the MPI transport needs MPI_Init to have been called");
@@ -51,7 +53,7 @@ Status MpiTransport::mpi_failed(int err, const char* what) {
 }
 
 Status MpiTransport::check_post(ReqId id, size_t bytes) {
-  if (id >= reqs_.size() || reqs_[id] != MPI_REQUEST_NULL) {
+  if (id >= reqs_.size() || !reqs_[id].empty()) {
     detail_ = fmt::format("request id {} is out of range or still in use", id);
     return Status::failed;
   }
@@ -63,65 +65,136 @@ Status MpiTransport::check_post(ReqId id, size_t bytes) {
 }
 
 Status MpiTransport::begin(uint32_t max_requests) {
-  // assign() keeps the capacity of earlier runs: repeated runs allocate nothing.
-  reqs_.assign(max_requests, MPI_REQUEST_NULL);
+  // Vectors keep the capacity of earlier runs: repeated runs allocate nothing.
+  reqs_.resize(max_requests);
+  for (auto& r : reqs_) r.clear();
   expect_.assign(max_requests, -1);
-  batch_.resize(max_requests);
-  statuses_.resize(max_requests);
   detail_.clear();
+  return Status::ok;
+}
+
+template <class Piece>
+Status MpiTransport::pieces_type(const Piece* pieces, uint32_t n, MPI_Datatype* type) {
+  if (n > max_pieces()) {
+    detail_ = fmt::format("a message in {} pieces exceeds the {} pieces this transport takes", n, max_pieces());
+    return Status::failed;
+  }
+  piece_len_.resize(n);
+  piece_disp_.resize(n);
+  const auto base = reinterpret_cast<uintptr_t>(pieces[0].data);
+  for (uint32_t i = 0; i < n; ++i) {
+    // The total was checked against INT_MAX, so every piece fits an int.
+    piece_len_[i] = static_cast<int>(pieces[i].bytes);
+    piece_disp_[i] = static_cast<MPI_Aint>(reinterpret_cast<uintptr_t>(pieces[i].data) - base);
+  }
+  int err = MPI_Type_create_hindexed(static_cast<int>(n), piece_len_.data(), piece_disp_.data(), MPI_BYTE, type);
+  if (err == MPI_SUCCESS) err = MPI_Type_commit(type);
+  if (err != MPI_SUCCESS) return mpi_failed(err, "MPI_Type_create_hindexed");
+  return Status::ok;
+}
+
+// Posts one message as chunks of at most chunk_bytes_ at the same byte
+// offsets on both sides (see "Messages" in mpi.h); each chunk is contiguous
+// unless a piece boundary falls inside it.
+template <class Piece, class Post>
+Status MpiTransport::post_chunks(ReqId id, void* data, size_t bytes, const Piece* pieces, uint32_t np, Post post) {
+  const Piece one{data, bytes};
+  if (np < 2) pieces = &one, np = 1;
+  std::vector<MPI_Request>& parts = reqs_[id];
+  uint32_t pi = 0;
+  size_t po = 0;  // offset into piece pi
+  const size_t chunk = chunk_bytes_ ? chunk_bytes_ : std::max<size_t>(bytes, 1);
+  for (size_t off = 0; off < bytes || (bytes == 0 && off == 0); off += chunk) {
+    const size_t c = std::min(chunk, bytes - off);
+    chunk_.clear();
+    for (size_t left = c; left > 0;) {
+      const size_t k = std::min(left, pieces[pi].bytes - po);
+      chunk_.push_back(SendPiece{static_cast<const unsigned char*>(pieces[pi].data) + po, k});
+      left -= k;
+      po += k;
+      if (po == pieces[pi].bytes) ++pi, po = 0;
+    }
+    parts.push_back(MPI_REQUEST_NULL);
+    int err = MPI_SUCCESS;
+    if (chunk_.size() <= 1) {
+      err = post(c ? const_cast<void*>(chunk_[0].data) : data, static_cast<int>(c), MPI_BYTE, &parts.back());
+    } else {
+      MPI_Datatype type = MPI_DATATYPE_NULL;
+      if (const Status st = pieces_type(chunk_.data(), static_cast<uint32_t>(chunk_.size()), &type); st != Status::ok)
+        return st;
+      err = post(const_cast<void*>(chunk_[0].data), 1, type, &parts.back());
+      MPI_Type_free(&type);  // released when the request completes
+    }
+    if (err != MPI_SUCCESS) return mpi_failed(err, "posting");
+    if (bytes == 0) break;
+  }
   return Status::ok;
 }
 
 Status MpiTransport::post_send(ReqId id, const SendDesc& d) {
   if (const Status st = check_post(id, d.bytes); st != Status::ok) return st;
-  // MPI_Isend takes a non-const buffer in MPI-2 headers; it does not write it.
-  const int err = MPI_Isend(const_cast<void*>(d.data), static_cast<int>(d.bytes), MPI_BYTE, static_cast<int>(d.to),
-                            tag(d.step, d.port), comm_, &reqs_[id]);
-  if (err != MPI_SUCCESS) return mpi_failed(err, "MPI_Isend");
   expect_[id] = -1;
-  return Status::ok;
+  // MPI_Isend takes a non-const buffer in MPI-2 headers; it does not write it.
+  return post_chunks(id, const_cast<void*>(d.data), d.bytes, d.pieces, d.num_pieces,
+                     [&](void* buf, int count, MPI_Datatype type, MPI_Request* req) {
+                       return MPI_Isend(buf, count, type, static_cast<int>(d.to), tag(d.step, d.port), comm_, req);
+                     });
 }
 
 Status MpiTransport::post_recv(ReqId id, const RecvDesc& d) {
   if (const Status st = check_post(id, d.bytes); st != Status::ok) return st;
-  // Exactly the plan's length: a longer message is MPI_ERR_TRUNCATE, a
-  // shorter one a count mismatch, both reported as size_mismatch in wait().
-  const int err = MPI_Irecv(d.data, static_cast<int>(d.bytes), MPI_BYTE, static_cast<int>(d.from),
-                            tag(d.sent_at, d.port), comm_, &reqs_[id]);
-  if (err != MPI_SUCCESS) return mpi_failed(err, "MPI_Irecv");
+  // Exactly the plan's length: a longer chunk is MPI_ERR_TRUNCATE, a shorter
+  // one a count mismatch, both reported as size_mismatch in wait().
   expect_[id] = static_cast<int64_t>(d.bytes);
-  return Status::ok;
+  return post_chunks(id, d.data, d.bytes, d.pieces, d.num_pieces,
+                     [&](void* buf, int count, MPI_Datatype type, MPI_Request* req) {
+                       return MPI_Irecv(buf, count, type, static_cast<int>(d.from), tag(d.sent_at, d.port), comm_, req);
+                     });
 }
 
 Status MpiTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) {
+  batch_.clear();
+  owner_.clear();
   for (size_t i = 0; i < n; ++i) {
-    if (ids[i] >= reqs_.size()) {
+    if (ids[i] >= reqs_.size() || reqs_[ids[i]].empty()) {
       detail_ = fmt::format("wait on request id {} that is not outstanding", ids[i]);
       *failed_index = i;
       return Status::failed;
     }
-    batch_[i] = reqs_[ids[i]];
-  }
-  const int err = MPI_Waitall(static_cast<int>(n), batch_.data(), statuses_.data());
-  for (size_t i = 0; i < n; ++i) reqs_[ids[i]] = batch_[i];
-  for (size_t i = 0; i < n; ++i) {
-    const MPI_Status& s = statuses_[i];
-    if (err == MPI_ERR_IN_STATUS && s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) {
-      *failed_index = i;
-      if (s.MPI_ERROR == MPI_ERR_TRUNCATE) {
-        detail_ = fmt::format("the message is longer than the {} bytes the plan expects", expect_[ids[i]]);
-        return Status::size_mismatch;
-      }
-      return mpi_failed(s.MPI_ERROR, "MPI_Waitall");
+    for (MPI_Request r : reqs_[ids[i]]) {
+      batch_.push_back(r);
+      owner_.push_back(i);
     }
-    if (expect_[ids[i]] >= 0) {
-      int count = 0;
-      MPI_Get_count(&s, MPI_BYTE, &count);
-      if (count != expect_[ids[i]]) {
+  }
+  statuses_.resize(batch_.size());
+  const int err = MPI_Waitall(static_cast<int>(batch_.size()), batch_.data(), statuses_.data());
+  for (size_t i = 0; i < n; ++i) reqs_[ids[i]].clear();
+  // A receive's chunks must add up to the plan's length, each chunk exactly
+  // as long as the sender's (both cut at the same offsets).
+  size_t b = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t want = expect_[ids[i]];
+    int64_t got = 0;
+    for (; b < batch_.size() && owner_[b] == i; ++b) {
+      const MPI_Status& s = statuses_[b];
+      if (err == MPI_ERR_IN_STATUS && s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) {
         *failed_index = i;
-        detail_ = fmt::format("the sender sent {} bytes, the plan expects {}", count, expect_[ids[i]]);
-        return Status::size_mismatch;
+        if (s.MPI_ERROR == MPI_ERR_TRUNCATE) {
+          detail_ = fmt::format("the message is longer than the {} bytes the plan expects", want);
+          return Status::size_mismatch;
+        }
+        return mpi_failed(s.MPI_ERROR, "MPI_Waitall");
       }
+      if (want >= 0) {
+        int count = 0;
+        MPI_Get_count(&s, MPI_BYTE, &count);
+        got += count;
+      }
+    }
+    if (want >= 0 && got != want) {
+      *failed_index = i;
+      detail_ = fmt::format("the sender sent {} bytes, the plan expects {}", got, want);
+      return Status::size_mismatch;
     }
   }
   if (err != MPI_SUCCESS && err != MPI_ERR_IN_STATUS) {
@@ -132,8 +205,8 @@ Status MpiTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) {
 }
 
 Status MpiTransport::end() {
-  for (MPI_Request r : reqs_)
-    if (r != MPI_REQUEST_NULL) {
+  for (const auto& r : reqs_)
+    if (!r.empty()) {
       detail_ = "the run ended with requests outstanding";
       return Status::failed;
     }
@@ -144,14 +217,16 @@ void MpiTransport::abandon() {
   // Receives are cancelled (cancelling a receive completes locally); sends
   // are released and complete in the background if their peer ever receives.
   for (size_t i = 0; i < reqs_.size(); ++i) {
-    if (reqs_[i] == MPI_REQUEST_NULL) continue;
-    if (expect_[i] >= 0) {
-      MPI_Cancel(&reqs_[i]);
-      MPI_Wait(&reqs_[i], MPI_STATUS_IGNORE);
-    } else {
-      MPI_Request_free(&reqs_[i]);
+    for (MPI_Request& r : reqs_[i]) {
+      if (r == MPI_REQUEST_NULL) continue;
+      if (expect_[i] >= 0) {
+        MPI_Cancel(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Request_free(&r);
+      }
     }
-    reqs_[i] = MPI_REQUEST_NULL;
+    reqs_[i].clear();
   }
 }
 

@@ -46,8 +46,12 @@
 // peer closed (its process died or gave up) fails at once the same way. So a
 // dead or silent peer is a clear error within the timeout, never a hang.
 // After a failure abandon() closes every connection, so the peers learn of it
-// promptly too. The engine writes its outputs only after the last step
-// completed (engine.h), so a failed run leaves the output buffers untouched.
+// promptly too. A frame is received straight into the engine's buffer, which
+// with zero copy may be the caller's output buffer (engine.h), so a failed
+// run may leave outputs partly written; with EngineOptions::zero_copy = false
+// the engine writes its outputs only after the last step, and a failed run
+// leaves them untouched. TCP keeps the default max_pieces() = 1: messages
+// the caller's buffers split are gathered by the engine.
 //
 // Message lengths are the engine's; byte order is the host's on both sides
 // (transport.h), which the handshake does not check: all supported hosts are

@@ -1,5 +1,6 @@
 #include "runtime/transport/threads.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -81,12 +82,14 @@ Status ThreadsTransport::begin(uint32_t max_requests) {
   return world_->aborted() ? Status::aborted : Status::ok;
 }
 
+uint32_t ThreadsTransport::max_pieces() const { return world_->options().max_pieces; }
+
 Status ThreadsTransport::post_send(ReqId id, const SendDesc& d) {
   if (d.to >= world_->size()) {
     detail_ = fmt::format("destination rank {} is not in a world of {}", d.to, world_->size());
     return Status::failed;
   }
-  return post(id, true, d.to, rank_, d.port, d.step, d.data, nullptr, d.bytes);
+  return post(id, true, d.to, rank_, d.port, d.step, d.data, nullptr, d.bytes, d.pieces, nullptr, d.num_pieces);
 }
 
 Status ThreadsTransport::post_recv(ReqId id, const RecvDesc& d) {
@@ -94,11 +97,37 @@ Status ThreadsTransport::post_recv(ReqId id, const RecvDesc& d) {
     detail_ = fmt::format("source rank {} is not in a world of {}", d.from, world_->size());
     return Status::failed;
   }
-  return post(id, false, rank_, d.from, d.port, d.sent_at, nullptr, d.data, d.bytes);
+  return post(id, false, rank_, d.from, d.port, d.sent_at, nullptr, d.data, d.bytes, nullptr, d.pieces, d.num_pieces);
 }
 
+namespace {
+
+// Copies a message of `n` bytes between two piece lists (a list of zero
+// pieces stands for the single buffer src / dst): one memcpy per overlap.
+void copy_pieces(const SendPiece* sp, uint32_t ns, const void* src, const RecvPiece* rp, uint32_t nr, void* dst,
+                 size_t n) {
+  const SendPiece one_s{src, n};
+  const RecvPiece one_r{dst, n};
+  if (ns == 0) sp = &one_s, ns = 1;
+  if (nr == 0) rp = &one_r, nr = 1;
+  uint32_t i = 0, j = 0;
+  size_t oi = 0, oj = 0;  // bytes consumed of piece i / j
+  while (i < ns && j < nr) {
+    const size_t k = std::min(sp[i].bytes - oi, rp[j].bytes - oj);
+    if (k)
+      std::memcpy(static_cast<unsigned char*>(rp[j].data) + oj, static_cast<const unsigned char*>(sp[i].data) + oi, k);
+    oi += k;
+    oj += k;
+    if (oi == sp[i].bytes) ++i, oi = 0;
+    if (oj == rp[j].bytes) ++j, oj = 0;
+  }
+}
+
+}  // namespace
+
 Status ThreadsTransport::post(ReqId id, bool is_send, uint32_t to, ir::Rank from, ir::Port port,
-                              ir::StepNo sent_at, const void* src, void* dst, size_t bytes) {
+                              ir::StepNo sent_at, const void* src, void* dst, size_t bytes, const SendPiece* sp,
+                              const RecvPiece* rp, uint32_t np) {
   if (id >= reqs_.size() || reqs_[id].active) {
     detail_ = fmt::format("request id {} is out of range or still in use", id);
     return Status::failed;
@@ -124,10 +153,14 @@ Status ThreadsTransport::post(ReqId id, bool is_send, uint32_t to, ir::Rank from
       e.has_send = true;
       e.src = src;
       e.send_bytes = bytes;
+      e.src_pieces = np >= 2 ? sp : nullptr;
+      e.num_src = np >= 2 ? np : 0;
     } else {
       e.has_recv = true;
       e.dst = dst;
       e.recv_bytes = bytes;
+      e.dst_pieces = np >= 2 ? rp : nullptr;
+      e.num_dst = np >= 2 ? np : 0;
     }
   };
   if (idx == entries.size()) {
@@ -164,11 +197,10 @@ Status ThreadsTransport::post(ReqId id, bool is_send, uint32_t to, ir::Rank from
   // not held up by a large payload. The entry cannot be recycled meanwhile:
   // both watchers wait for `done`.
   e.state = ThreadsWorld::Entry::copying;
-  const void* s = e.src;
-  void* d = e.dst;
-  const size_t n = e.send_bytes;
+  const ThreadsWorld::Entry copy = e;
   lk.unlock();
-  if (n) std::memcpy(d, s, n);
+  if (copy.send_bytes)
+    copy_pieces(copy.src_pieces, copy.num_src, copy.src, copy.dst_pieces, copy.num_dst, copy.dst, copy.send_bytes);
   lk.lock();
   entries[idx].state = ThreadsWorld::Entry::done;
   mb.cv.notify_all();

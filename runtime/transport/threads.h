@@ -10,7 +10,8 @@
 // message is posted first creates the entry and leaves its buffer pointer
 // there; the side posted second finds it, checks the lengths, and copies the
 // payload straight from the sender's buffer into the receiver's (one memcpy,
-// done outside the lock), then marks the entry done and wakes the waiters.
+// or one per overlap of the two sides' pieces for a split message; done
+// outside the lock), then marks the entry done and wakes the waiters.
 // Both sides' wait() return when the entry is done; the entry is recycled when
 // both have seen it. So a send never blocks on its receiver, and the engine's
 // rule "keep a send's buffer unchanged until it completes" is exactly what
@@ -57,6 +58,10 @@ struct ThreadsOptions {
   // (runtime/trace.h). Called once per rank when the runner is built; the
   // transport it returns must forward to the endpoint and outlive the runner.
   std::function<Transport*(ir::Rank, Transport&)> wrap;
+  // Pieces per message an endpoint takes (Transport::max_pieces). Any number
+  // costs one memcpy per piece; tests lower it to drive the engine's
+  // gather / scatter fallback.
+  uint32_t max_pieces = 1u << 16;
 };
 
 class ThreadsWorld;
@@ -74,6 +79,8 @@ class ThreadsTransport final : public Transport {
   Status end() override;
   void abandon() override;
   std::string error_detail() const override { return detail_; }
+  // Split messages are copied piece by piece: no staging in the engine.
+  uint32_t max_pieces() const override;
 
  private:
   friend class ThreadsWorld;
@@ -85,7 +92,7 @@ class ThreadsTransport final : public Transport {
   };
   ThreadsTransport(ThreadsWorld* w, ir::Rank r) : world_(w), rank_(r) {}
   Status post(ReqId id, bool is_send, uint32_t to, ir::Rank from, ir::Port port, ir::StepNo sent_at,
-              const void* src, void* dst, size_t bytes);
+              const void* src, void* dst, size_t bytes, const SendPiece* sp, const RecvPiece* rp, uint32_t np);
   void release(Request& rq);
 
   ThreadsWorld* world_;
@@ -133,6 +140,10 @@ class ThreadsWorld {
     const void* src = nullptr;
     void* dst = nullptr;
     size_t send_bytes = 0, recv_bytes = 0;
+    // Split messages (transport.h, "Pieces"): the posting side's lists.
+    const SendPiece* src_pieces = nullptr;
+    const RecvPiece* dst_pieces = nullptr;
+    uint32_t num_src = 0, num_dst = 0;
   };
   struct Mailbox {
     mutable std::mutex mu;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gen/prepare_shoot.h"
+#include "gen/registry.h"
 #include "ir/plan.h"
 #include "matrix/matrix.h"
 #include "matrix/postcondition.h"
@@ -564,9 +565,19 @@ TEST_CASE("runtime: a runner is reusable across lengths and keeps arenas exact",
     for (ir::Rank r = 0; r < 3; ++r)
       CHECK(runner.engine(r).arena_bytes(len) == runner.engine(r).stats().units * len * f.elem_bytes());
   }
-  // Rank 0: 7 slots, staging for its two staged sends (2 elements in step 1,
-  // 1 in step 2: different banks) and nothing else.
-  CHECK(runner.engine(0).stats().units == 7 + 2 + 1);
+  // Rank 0: of its 7 slots only 2, 3, 4 take arena rows (0 is input and
+  // output, 5 and 6 outputs: they live in the output buffers; input 1 is
+  // never written: read in place), then staging for its two staged sends (2
+  // elements in step 1, 1 in step 2: different banks) and nothing else (a
+  // one-element direct message never needs fallback staging).
+  CHECK(runner.engine(0).stats().units == 3 + 2 + 1);
+  CHECK(runner.engine(0).stats().inputs_in_place == 1);
+  CHECK(runner.engine(0).stats().outputs_in_place == 3);
+  const rt::Engine staged(plan, 0, rt::EngineOptions{false, true});
+  // Staged: all 7 slots, send banks of 2, 1 and 2 rows (steps 1, 2, 3 use
+  // banks 1, 2, 0 under λ = 3) and one receive row.
+  CHECK(staged.stats().units == 7 + 5 + 1);
+  CHECK(staged.stats().inputs_in_place + staged.stats().outputs_in_place == 0);
 }
 
 TEST_CASE("runtime: the round loop does not allocate", "[runtime]") {
@@ -772,5 +783,171 @@ TEST_CASE("runtime: programs that cannot be replayed are rejected at constructio
     const std::vector<std::vector<void*>> outs = {{b.data()}, {c.data()}};
     CHECK_THROWS_WITH(runner.run(1, none, outs), Catch::Contains("rank 0 has 1 inputs in the plan, 0 given"));
     CHECK_THROWS_WITH(runner.run(0, ins, outs), Catch::Contains("len = 0 is invalid"));
+  }
+}
+
+// ── The caller's buffers as slot storage ─────────────────────────────────────
+
+namespace {
+
+// One spec per operation (decentralized encode aside: it has sources and
+// sinks rather than one program shape), with blocks, irregular counts and a
+// root other than 0 so that messages wrap around the caller's buffers.
+std::vector<Spec> op_specs(uint32_t K, uint32_t p, uint32_t lambda, const Field& f) {
+  std::vector<Spec> v;
+  for (OpKind op : all_ops()) {
+    if (op == OpKind::DecentralizedEncode) continue;
+    Spec s = op == OpKind::Encode ? make_encode_spec(K, p, lambda, f, matrix_random(K, 5, f)) : Spec{};
+    s.op = op;
+    s.K = K;
+    s.p = p;
+    s.lambda = lambda;
+    s.field = f;
+    if (op != OpKind::Encode && op != OpKind::Prefix) s.blocks = 2;
+    if (op == OpKind::Broadcast || op == OpKind::Reduce) s.root = 1;
+    if (op == OpKind::Allgatherv)
+      for (uint32_t j = 0; j < K; ++j) s.counts.push_back(1 + (3 * j) % 4);
+    v.push_back(s);
+  }
+  return v;
+}
+
+// Every generator that computes spec, compiled through the whole pipeline.
+std::vector<Plan> every_generator(const Spec& spec) {
+  std::vector<Plan> plans;
+  for (const gen::Candidate& c : gen::candidates(spec, gen::CostModel{})) {
+    if (!c.why_not.empty()) continue;
+    passes::CompileOptions opt;
+    opt.algorithm = c.generator->name;
+    plans.push_back(passes::compile(spec, opt).plan);
+  }
+  return plans;
+}
+
+// Where each rank's inputs and outputs live for one run.
+enum class Layout {
+  separate,    // one allocation per vector
+  contiguous,  // outputs back to back in output order (mpi::Collective's layout)
+  reversed,    // outputs back to back in reverse order: every multi-slot message is split
+  in_place,    // contiguous, and input i is output i's buffer where both exist
+  twice,       // outputs 0 and 1 share one buffer (the later one must win)
+};
+
+// Runs `plan` on the threads transport with the caller's buffers laid out as
+// `layout` and returns every rank's outputs as bytes (as the caller sees
+// them after the run, output j read from where output j was written).
+std::vector<std::vector<std::vector<unsigned char>>> run_layout(const Plan& plan, size_t len, uint64_t seed,
+                                                               Layout layout, rt::EngineOptions eopt,
+                                                               uint32_t max_pieces, size_t* split, size_t* gathered) {
+  const size_t K = plan.ranks.size(), row = len * plan.spec.field.elem_bytes();
+  rt::ThreadsOptions topt{std::chrono::milliseconds(20'000)};
+  topt.max_pieces = max_pieces;
+  rt::ThreadsRunner runner(plan, topt, eopt);
+  std::vector<std::vector<unsigned char>> block(K);
+  std::vector<std::vector<std::vector<unsigned char>>> sep_in(K), sep_out(K);
+  std::vector<std::vector<const void*>> in(K);
+  std::vector<std::vector<void*>> out(K);
+  for (size_t r = 0; r < K; ++r) {
+    const rt::RankReplayData data = rt::rank_replay_data(plan, static_cast<ir::Rank>(r), len, seed);
+    const size_t ni = data.inputs.size(), no = plan.ranks[r].outputs.size();
+    block[r].assign((std::max(ni, no) + ni) * row, 0xA5);
+    unsigned char* b = block[r].data();
+    for (size_t j = 0; j < no; ++j) {
+      if (layout == Layout::separate) {
+        sep_out[r].emplace_back(row, 0xA5);
+        out[r].push_back(sep_out[r].back().data());
+      } else {
+        const size_t pos = layout == Layout::reversed ? no - 1 - j : layout == Layout::twice && j == 1 ? 0 : j;
+        out[r].push_back(b + pos * row);
+      }
+    }
+    for (size_t i = 0; i < ni; ++i) {
+      unsigned char* p = layout == Layout::separate
+                             ? sep_in[r].emplace_back(data.inputs[i]).data()
+                             : b + ((layout == Layout::in_place && i < no ? 0 : std::max(ni, no)) + i) * row;
+      std::memcpy(p, data.inputs[i].data(), row);
+      in[r].push_back(p);
+    }
+  }
+  runner.run(len, in, out);
+  // A second run on the same buffers: the cached binding, and (in place)
+  // inputs that the first run overwrote, so restore them first.
+  if (layout == Layout::in_place) {
+    for (size_t r = 0; r < K; ++r) {
+      const rt::RankReplayData data = rt::rank_replay_data(plan, static_cast<ir::Rank>(r), len, seed);
+      for (size_t i = 0; i < data.inputs.size(); ++i) std::memcpy(const_cast<void*>(in[r][i]), data.inputs[i].data(), row);
+    }
+  }
+  runner.run(len, in, out);
+  std::vector<std::vector<std::vector<unsigned char>>> got(K);
+  for (size_t r = 0; r < K; ++r) {
+    for (void* p : out[r]) {
+      const auto* c = static_cast<const unsigned char*>(p);
+      got[r].emplace_back(c, c + row);
+    }
+    *split += runner.engine(static_cast<ir::Rank>(r)).stats().split_messages;
+    *gathered += runner.engine(static_cast<ir::Rank>(r)).stats().gathered_messages;
+  }
+  return got;
+}
+
+}  // namespace
+
+TEST_CASE("runtime: outputs received in the caller's buffers equal the direct computation for every generator",
+          "[runtime]") {
+  size_t plans = 0, split = 0, gathered = 0, in_place = 0, out_place = 0;
+  for (const auto& [K, p, lambda, f] :
+       {std::tuple{5u, 1u, 1u, Field::gf256()}, std::tuple{6u, 2u, 1u, Field::gf65536()},
+        std::tuple{5u, 1u, 2u, Field::prime(65537)}, std::tuple{4u, 2u, 3u, Field::gf256()}})
+    for (const Spec& spec : op_specs(K, p, lambda, f))
+      for (const Plan& plan : every_generator(spec)) {
+        ++plans;
+        const size_t len = 37;  // odd: rows of odd byte length, pieces at unaligned addresses
+        const uint64_t seed = 11 * plans;
+        for (ir::Rank r = 0; r < K; ++r) {
+          in_place += rt::Engine(plan, r).stats().inputs_in_place;
+          out_place += rt::Engine(plan, r).stats().outputs_in_place;
+        }
+        for (Layout layout : {Layout::separate, Layout::contiguous, Layout::reversed, Layout::in_place, Layout::twice})
+          for (const auto& [eopt, max_pieces] :
+               {std::pair{rt::EngineOptions{true, true}, 1u << 16}, std::pair{rt::EngineOptions{true, true}, 2u},
+                std::pair{rt::EngineOptions{true, true}, 1u}, std::pair{rt::EngineOptions{false, true}, 1u << 16}}) {
+            INFO(op_name(spec.op) << " " << plan.spec.algorithm << " K " << K << " p " << p << " lambda " << lambda
+                                  << " " << f.name() << " layout " << static_cast<int>(layout) << " zero_copy "
+                                  << eopt.zero_copy << " max_pieces " << max_pieces);
+            const auto got = run_layout(plan, len, seed, layout, eopt, max_pieces, &split, &gathered);
+            for (ir::Rank r = 0; r < K; ++r) {
+              const rt::RankReplayData data = rt::rank_replay_data(plan, r, len, seed);
+              auto want = data.expected;
+              // Outputs 0 and 1 share a buffer: both read back output 1.
+              if (layout == Layout::twice && want.size() >= 2) want[0] = want[1];
+              CHECK(rt::first_mismatch(f, r, want, got[r]) == "");
+            }
+          }
+      }
+  // Every operation's generators, and both the piece and the fallback paths.
+  CHECK(plans >= 7);
+  CHECK(in_place > 0);
+  CHECK(out_place > 0);
+  CHECK(split > 0);
+  CHECK(gathered > 0);
+}
+
+TEST_CASE("runtime: an output slot read before it is written starts at zero in the caller's buffer", "[runtime]") {
+  // Not a plan the checker accepts, but the engine's answer must not depend
+  // on where the slot lives: the arena's slots start zeroed, the caller's
+  // (poisoned) output buffer must be zeroed too. Rank 0: output 0 is never
+  // written, output 1 accumulates onto itself, output 2 is written by an op
+  // and read by a later op of the same step (no zero fill needed).
+  for (const Field& f : runtime_fields()) {
+    Plan plan = ir::make_plan(rt_spec(2, 1, 1, f), 1);
+    Program& r0 = plan.ranks[0];
+    r0.num_slots = 5;
+    r0.inputs = {0};
+    r0.at(1).ops.push_back(ir::make_op(r0, 2, {{2, 1}, {0, 3}}));
+    r0.at(1).ops.push_back(ir::make_op(r0, 3, {{0, 1}}));
+    r0.at(1).ops.push_back(ir::make_op(r0, 4, {{3, 2}, {0, 1}}));
+    r0.outputs = {1, 2, 3, 4};
+    check_against_reference(plan, {1, 33}, 3);
   }
 }

@@ -16,9 +16,12 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <set>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include "gen/registry.h"
 #include "ir/binary.h"
 #include "matrix/matrix.h"
 #include "passes/pipeline.h"
@@ -53,6 +56,7 @@ struct RankResult {
   std::vector<std::vector<unsigned char>> outputs;
   std::vector<std::vector<unsigned char>> expected;
   size_t buffered = 0;
+  size_t gathered = 0;  // engine: split messages staged for want of pieces
 };
 
 // Runs every rank of `plan` as a thread with its own TCP transport on
@@ -60,7 +64,7 @@ struct RankResult {
 // poisoned with 0xA5 before each run.
 std::vector<RankResult> run_tcp(const ir::Plan& plan, size_t len, uint64_t seed, rt::TcpOptions opt,
                                 const std::vector<Role>& roles = {}, const std::vector<rt::TcpOptions>& per_rank = {},
-                                int runs = 1) {
+                                int runs = 1, rt::EngineOptions eopt = {}) {
   const uint32_t K = static_cast<uint32_t>(plan.ranks.size());
   std::vector<int> fds(K);
   std::vector<std::string> peers(K);
@@ -87,7 +91,7 @@ std::vector<RankResult> run_tcp(const ir::Plan& plan, size_t len, uint64_t seed,
           return;
         }
         if (role == Role::dies) return;  // closes every connection at once
-        rt::Engine eng(plan, r);
+        rt::Engine eng(plan, r, eopt);
         const rt::RankReplayData data = rt::rank_replay_data(plan, r, len, seed);
         out.expected = data.expected;
         out.outputs.assign(data.expected.size(), std::vector<unsigned char>(len * eng.elem_bytes()));
@@ -100,6 +104,7 @@ std::vector<RankResult> run_tcp(const ir::Plan& plan, size_t len, uint64_t seed,
           eng.run(tr, in.data(), o.data(), len);
         }
         out.buffered = tr.buffered_frames();
+        out.gathered = eng.stats().gathered_messages;
       } catch (const UserError& e) {
         out.error = e.what();
       }
@@ -228,6 +233,49 @@ TEST_CASE("tcp: replays equal the direct computation and the threads transport f
     }
 }
 
+TEST_CASE("tcp: every operation, received into the caller's buffers or staged, equals the direct computation",
+          "[tcp]") {
+  // TCP takes contiguous buffers only, so messages that the caller's
+  // separate output buffers split go through the engine's fallback staging.
+  size_t gathered = 0;
+  std::set<OpKind> covered;
+  for (const auto& [K, p, lambda] : {std::tuple{5u, 1u, 1u}, std::tuple{4u, 1u, 2u}})
+    for (OpKind op : all_ops()) {
+      if (op == OpKind::DecentralizedEncode) continue;
+      Spec s = op == OpKind::Encode ? make_encode_spec(K, p, lambda, Field::gf256(), matrix_random(K, 3, Field::gf256()))
+                                    : Spec{};
+      s.op = op;
+      s.K = K;
+      s.p = p;
+      s.lambda = lambda;
+      if (op != OpKind::Encode && op != OpKind::Prefix) s.blocks = 2;
+      if (op == OpKind::Broadcast || op == OpKind::Reduce) s.root = K - 1;
+      if (op == OpKind::Allgatherv)
+        for (uint32_t j = 0; j < K; ++j) s.counts.push_back(1 + (3 * j) % 4);
+      // The first generator that computes it (the circulant ones need λ = 1).
+      std::string algorithm;
+      for (const gen::Candidate& c : gen::candidates(s, gen::CostModel{}))
+        if (algorithm.empty() && c.why_not.empty()) algorithm = c.generator->name;
+      if (algorithm.empty()) continue;
+      covered.insert(op);
+      const ir::Plan plan = compile(s, algorithm);
+      for (const bool zero_copy : {true, false}) {
+        INFO(op_name(op) << " " << plan.spec.algorithm << " K " << K << " p " << p << " lambda " << lambda
+                         << " zero_copy " << zero_copy);
+        const auto res = run_tcp(plan, 33, 5, fast_timeouts(), {}, {}, 2, rt::EngineOptions{zero_copy, true});
+        for (size_t r = 0; r < res.size(); ++r) {
+          INFO("rank " << r);
+          REQUIRE(!res[r].error);
+          CHECK(rt::first_mismatch(plan.spec.field, static_cast<ir::Rank>(r), res[r].expected, res[r].outputs) == "");
+          if (!zero_copy) CHECK(res[r].gathered == 0);
+          gathered += res[r].gathered;
+        }
+      }
+    }
+  CHECK(gathered > 0);
+  CHECK(covered.size() == all_ops().size() - 1);
+}
+
 TEST_CASE("tcp: a peer holding another plan is refused at the handshake", "[tcp]") {
   const ir::Plan plan = encode_plan(4, 1, 1, Field::gf256(), 5);
   std::vector<Role> roles(4, Role::run);
@@ -250,7 +298,9 @@ TEST_CASE("tcp: a silent peer ends every rank in a named timeout with outputs un
   std::vector<Role> roles(4, Role::run);
   roles[3] = Role::silent;
   const rt::TcpOptions opt = fast_timeouts();
-  const auto res = run_tcp(plan, 64, 1, opt, roles);
+  // Without zero copy the engine writes outputs only after the last step
+  // (with it, receives land in the output buffers as they arrive).
+  const auto res = run_tcp(plan, 64, 1, opt, roles, {}, 1, rt::EngineOptions{false, true});
   INFO(errors_of(res));
   bool named = false;
   for (uint32_t r = 0; r < 3; ++r) {
@@ -271,7 +321,7 @@ TEST_CASE("tcp: a peer that dies is named at once by every rank that needs it", 
   roles[1] = Role::dies;
   rt::TcpOptions opt = fast_timeouts();
   opt.timeout = std::chrono::milliseconds(5000);  // the closed connection is noticed long before this
-  const auto res = run_tcp(plan, 64, 1, opt, roles);
+  const auto res = run_tcp(plan, 64, 1, opt, roles, {}, 1, rt::EngineOptions{false, true});
   INFO(errors_of(res));
   bool named = false;
   for (uint32_t r : {0u, 2u, 3u, 4u}) {
@@ -288,7 +338,9 @@ TEST_CASE("tcp: a corrupted frame is detected by its CRC", "[tcp]") {
   const ir::Plan plan = encode_plan(4, 1, 1, Field::gf65536(), 8);
   std::vector<rt::TcpOptions> per_rank(4, fast_timeouts());
   per_rank[0].corrupt_step = 1;
-  const auto res = run_tcp(plan, 100, 1, fast_timeouts(), {}, per_rank);
+  // Without zero copy a refused frame never reaches the output buffers (with
+  // it, the frame lands in them before its CRC is checked).
+  const auto res = run_tcp(plan, 100, 1, fast_timeouts(), {}, per_rank, 1, rt::EngineOptions{false, true});
   INFO(errors_of(res));
   // Rank 0's step-1 message goes to rank 1, which must refuse it; ranks that
   // no longer need rank 1 may finish correctly.
