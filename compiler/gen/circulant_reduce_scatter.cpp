@@ -17,22 +17,8 @@
 namespace collplan::gen {
 
 ir::Plan circulant_reduce_scatter(const Spec& spec) {
-  using namespace ir;
   validate_dissemination_spec(spec, {OpKind::ReduceScatter}, "circulant-reduce-scatter", true);
-  const uint32_t K = spec.K, n = spec.blocks;
-  const auto rounds = circulant_rounds(K);
-  Plan plan = make_plan(spec, static_cast<uint32_t>(rounds.size()));
-  for (uint32_t r = 0; r < K; ++r) {
-    Program& prog = plan.ranks[r];
-    prog.num_slots = K * n;
-    for (SlotId s = 0; s < K * n; ++s) prog.inputs.push_back(s);
-    PositionSlots partial(K);
-    for (uint32_t j = 0; j < K; ++j)
-      for (uint32_t b = 0; b < n; ++b) partial[j].push_back(((r + j) % K) * n + b);
-    reduce_scatter_phase(plan, prog, rounds, 1, partial);
-    prog.outputs = partial[0];
-  }
-  return plan;
+  return reduce_scatter_plan(spec, circulant_rounds(spec.K));
 }
 
 PostalSplitCost circulant_reduce_scatter_cost(const Spec& spec) {

@@ -160,6 +160,23 @@ uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std:
   return last;
 }
 
+ir::Plan reduce_scatter_plan(const Spec& spec, const std::vector<DisseminationRound>& rounds) {
+  using namespace ir;
+  const uint32_t K = spec.K, n = spec.blocks;
+  Plan plan = make_plan(spec, static_cast<uint32_t>(rounds.size()) * spec.lambda);
+  for (uint32_t r = 0; r < K; ++r) {
+    Program& prog = plan.ranks[r];
+    prog.num_slots = K * n;
+    for (SlotId s = 0; s < K * n; ++s) prog.inputs.push_back(s);
+    PositionSlots partial(K);
+    for (uint32_t j = 0; j < K; ++j)
+      for (uint32_t b = 0; b < n; ++b) partial[j].push_back(((r + j) % K) * n + b);
+    reduce_scatter_phase(plan, prog, rounds, 1, partial);
+    prog.outputs = partial[0];
+  }
+  return plan;
+}
+
 uint64_t phase_C2(uint32_t K, const std::vector<DisseminationRound>& rounds,
                   const std::function<uint32_t(uint32_t)>& size) {
   // Window sums over the cyclic sizes: prefix[i] = Σ size(a mod K), a < i.

@@ -38,6 +38,11 @@ uint32_t allgather_phase(const ir::Plan& ctx, ir::Program& prog, const std::vect
 uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<DisseminationRound>& rounds,
                               uint32_t first_step, PositionSlots& partial);
 
+// A whole reduce-scatter plan over `rounds` (spec checked by the caller):
+// rank r's inputs are its K·n blocks, block b for rank a in slot a·n + b,
+// and its outputs the n sums of position 0.
+ir::Plan reduce_scatter_plan(const Spec& spec, const std::vector<DisseminationRound>& rounds);
+
 // C2 of one phase over `rounds` when position a (absolute) has size(a)
 // elements: Σ_rounds max over ranks and pieces of the piece's elements.
 // Exact; O(K·pieces).

@@ -19,22 +19,8 @@
 namespace collplan::gen {
 
 ir::Plan dissemination_reduce_scatter(const Spec& spec) {
-  using namespace ir;
   validate_dissemination_spec(spec, {OpKind::ReduceScatter}, "dissemination-reduce-scatter");
-  const uint32_t K = spec.K, n = spec.blocks;
-  const auto rounds = dissemination_rounds(K, spec.p);
-  Plan plan = make_plan(spec, static_cast<uint32_t>(rounds.size()) * spec.lambda);
-  for (uint32_t r = 0; r < K; ++r) {
-    Program& prog = plan.ranks[r];
-    prog.num_slots = K * n;  // input block b for rank a: slot a·n + b
-    for (SlotId s = 0; s < K * n; ++s) prog.inputs.push_back(s);
-    PositionSlots partial(K);
-    for (uint32_t j = 0; j < K; ++j)
-      for (uint32_t b = 0; b < n; ++b) partial[j].push_back(((r + j) % K) * n + b);
-    reduce_scatter_phase(plan, prog, rounds, 1, partial);
-    prog.outputs = partial[0];
-  }
-  return plan;
+  return reduce_scatter_plan(spec, dissemination_rounds(spec.K, spec.p));
 }
 
 PostalSplitCost dissemination_reduce_scatter_cost(const Spec& spec) {
