@@ -20,7 +20,7 @@ const std::vector<PassInfo>& pass_registry() {
        "share slots between values with disjoint lifetimes (left-edge colouring of the lifetime intervals); per rank",
        true, true},
       {"recode", "replace a universal plan's coefficients for a new matrix, keeping its schedule (collplan recode)", false},
-      {"cost", "C1, C2, per-step sizes, lower bounds (Lemma 1, Lemma 2, postal G)", true},
+      {"cost", "C1, C2, per-step sizes, lower bounds (Lemma 1, postal G; C2: Lemma 2, block broadcast/reduce, receive volume)", true},
   };
   return p;
 }
