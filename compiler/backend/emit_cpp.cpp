@@ -100,7 +100,7 @@ std::optional<ir::SlotId> consecutive(const std::vector<ir::SlotId>& into) {
 // One rank's generated regions.
 class RankEmitter {
  public:
-  RankEmitter(const PlanView& plan, const ir::Program& prog, bool comments)
+  RankEmitter(const PlanPrograms& plan, const ir::Program& prog, bool comments)
       : plan_(plan), prog_(prog), comments_(comments) {}
 
   std::vector<std::pair<std::string, std::string>> fills(const std::string& name, const std::string& header) {
@@ -259,7 +259,7 @@ class RankEmitter {
                        uses_res ? " res" : "", decl, code);
   }
 
-  const PlanView& plan_;
+  const PlanPrograms& plan_;
   const ir::Program& prog_;
   bool comments_;
   std::vector<ir::SlotId> slots_;
@@ -275,8 +275,8 @@ std::string list(const std::vector<uint32_t>& xs) {
 
 }  // namespace
 
-PlanView view_of(const ir::Plan& plan) {
-  PlanView v;
+PlanPrograms view_of(const ir::Plan& plan) {
+  PlanPrograms v;
   v.spec = plan.spec;
   v.num_steps = plan.num_steps;
   v.digest = ir::plan_digest(plan);
@@ -332,7 +332,7 @@ const std::string& embedded_file(const std::string& name) {
   return it->second;
 }
 
-std::vector<EmittedFile> emit_cpp(const PlanView& plan, const EmitCppOptions& opt) {
+std::vector<EmittedFile> emit_cpp(const PlanPrograms& plan, const EmitCppOptions& opt) {
   if (!is_identifier(opt.name))
     user_error("--name '{}' is not a C++ identifier (letters, digits and '_', not starting with a digit)", opt.name);
   const uint32_t K = static_cast<uint32_t>(plan.ranks.size());

@@ -77,19 +77,19 @@ struct EmittedFile {
 // A plan as the backend needs it: the spec, step count and identity, and the
 // programs available (ranks[r] == nullptr: not available, e.g. a single-rank
 // file extracted from a plan). Programs are referenced, not copied.
-struct PlanView {
+struct PlanPrograms {
   Spec spec;
   uint32_t num_steps = 0;
   Digest digest;
   std::vector<const ir::Program*> ranks;  // num_ranks(spec) entries
 };
-PlanView view_of(const ir::Plan& plan);  // every rank available; digest = plan_digest
+PlanPrograms view_of(const ir::Plan& plan);  // every rank available; digest = plan_digest
 
 // The dispatch header first, then one source per emitted rank, in rank order.
 // UserError when opt.name is not an identifier, a rank of opt.ranks does not
 // exist, repeats or has no program available, or no program is available at
 // all.
-std::vector<EmittedFile> emit_cpp(const PlanView& plan, const EmitCppOptions& opt = {});
+std::vector<EmittedFile> emit_cpp(const PlanPrograms& plan, const EmitCppOptions& opt = {});
 
 // Writes the files into `dir` (created if missing); UserError on failure.
 void write_files(const std::vector<EmittedFile>& files, const std::string& dir);

@@ -58,7 +58,7 @@ struct EmitFlags {
 int run_emit_cpp(const EmitFlags& f) {
   ir::Plan plan;
   ir::Program one;
-  backend::PlanView view;
+  backend::PlanPrograms view;
   std::string checked;
   if (const auto only = single_rank_of(f.plan)) {
     // One rank's program: check what can be checked of it alone.
