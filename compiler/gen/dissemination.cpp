@@ -147,14 +147,9 @@ uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std:
     for (size_t j = 0; j < arrived.size(); ++j)
       for (size_t e = 0; e < arrived[j].size(); ++e) {
         if (arrived[j][e].empty()) continue;
-        // The sum goes to a new slot rather than over the partial: the
-        // first partials are the caller's input slots, which a runtime can
-        // then read in place instead of copying them aside to overwrite.
         std::vector<Term> terms{Term{partial[j][e], 1}};
         for (SlotId s : arrived[j][e]) terms.push_back(Term{s, 1});
-        const SlotId sum = prog.new_slot();
-        prog.at_any(tr).ops.push_back(make_op(prog, sum, std::move(terms)));
-        partial[j][e] = sum;
+        prog.at_any(tr).ops.push_back(make_op(prog, partial[j][e], std::move(terms)));
       }
   }
   return last;

@@ -29,6 +29,7 @@
 // have the same message sizes, which is why the reversal keeps C1 and C2.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -32,9 +32,9 @@ uint32_t allgather_phase(const ir::Plan& ctx, ir::Program& prog, const std::vect
 
 // Appends a reduce-scatter phase: the rounds backwards, each piece reversed.
 // On entry partial[j] holds this rank's contribution to position j (all K
-// positions); on exit partial[0] holds the sum over all ranks. Each update
-// writes a new slot, partial[i] + what arrived for it, which replaces
-// partial[i]: the entry slots are only read.
+// positions); on exit partial[0] holds the sum over all ranks (the slots are
+// updated in place: partial[i] := partial[i] + what arrived for it; the
+// default alloc-slots pass would reuse dead slots for the sums anyway).
 uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<DisseminationRound>& rounds,
                               uint32_t first_step, PositionSlots& partial);
 

@@ -6,7 +6,8 @@
 // chunk_offset(c) + chunk_size(c)) (sizes ⌊n/K⌋ or ⌈n/K⌉; empty when
 // n < K). Rank r, position j = chunk (r + j) mod K:
 //   phase 1  dissemination reduce-scatter of the chunks: position 0 ends with
-//            the sum of chunk r over all ranks (the inputs are only read);
+//            the sum of chunk r over all ranks (the partial sums are the
+//            input slots, updated in place);
 //   phase 2  dissemination allgather of the summed chunks, in the next
 //            rounds; output block b is read from the position of its chunk.
 // A piece whose chunks are empty is not sent.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "golden_support.h"
 #include "ir/text.h"
 #include "matrix/codes.h"
 #include "matrix/matrix.h"
@@ -16,22 +17,8 @@ using namespace collplan;
 
 namespace {
 
-std::string golden_path(const std::string& name) { return std::string(COLLPLAN_SOURCE_DIR) + "/tests/golden/" + name; }
-
-void approve_or_compare(const std::string& name, const std::string& text) {
-  const std::string path = golden_path(name);
-  if (const char* a = std::getenv("COLLPLAN_APPROVE"); a && std::string(a) == "1") {
-    std::ofstream(path, std::ios::binary) << text;
-    WARN("approved " << path);
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  INFO("golden file " << path << " (run scripts/approve.sh after an intended change)");
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  REQUIRE(ss.str() == text);
-}
+using test::approve_or_compare;
+using test::golden_path;
 
 std::string compiled_text(const Spec& s, bool optimise, const char* algorithm = "prepare-shoot") {
   passes::CompileOptions opt;

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "golden_support.h"
 #include "backend/plan_view.h"
 #include "backend/render_dot.h"
 #include "backend/render_html.h"
@@ -33,23 +34,8 @@ using backend::RenderOptions;
 
 namespace {
 
-std::string golden_path(const std::string& name) { return std::string(COLLPLAN_SOURCE_DIR) + "/tests/golden/" + name; }
-
-// As test_golden.cpp: COLLPLAN_APPROVE=1 (scripts/approve.sh) rewrites.
-void approve_or_compare(const std::string& name, const std::string& text) {
-  const std::string path = golden_path(name);
-  if (const char* a = std::getenv("COLLPLAN_APPROVE"); a && std::string(a) == "1") {
-    std::ofstream(path, std::ios::binary) << text;
-    WARN("approved " << path);
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  INFO("golden file " << path << " (run scripts/approve.sh after an intended change)");
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  REQUIRE(ss.str() == text);
-}
+using test::approve_or_compare;
+using test::golden_path;
 
 ir::Plan compiled(const Spec& s, const char* algorithm) {
   passes::CompileOptions opt;
