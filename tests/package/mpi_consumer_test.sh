@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# An MPI application of the installed collplan package: builds
+# tests/package/mpi-consumer/ against PREFIX alone (-DCMAKE_PREFIX_PATH; the
+# plan is compiled and checked at build time by the installed collplan) and
+# replays the K = 8 encode plan under mpiexec -np 8 from C (collplan_mpi.h)
+# and from C++ (runtime/transport/mpi.h), every rank checking its bytes.
+#   mpi_consumer_test.sh PREFIX WORKDIR CC CXX MPIEXEC
+set -euo pipefail
+prefix=$1 work=$2 cc=$3 cxx=$4 mpiexec=$5
+src=$(cd "$(dirname "$0")/mpi-consumer" && pwd)
+rm -rf "$work"
+cmake -S "$src" -B "$work" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
+  -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
+cmake --build "$work" >/dev/null
+plan=$(sed -n 1p "$work/paths.txt") csv=$(sed -n 2p "$work/paths.txt")
+[ -s "$plan" ] || { echo "FAIL: no plan file $plan"; exit 1; }
+"$prefix/bin/collplan" check "$plan" | grep -q "encode" || { echo "FAIL: $plan is not a checked encode plan"; exit 1; }
+for exe in encode_c encode_cpp; do
+  "$mpiexec" -np 8 "$work/$exe" "$plan" "$csv" 4099
+done
