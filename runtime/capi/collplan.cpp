@@ -241,6 +241,9 @@ int collplan_run_threads(const collplan_plan* plan, const void* const* sendbufs,
     runner = std::make_unique<rt::ThreadsRunner>(p);  // a program the engine refuses: a bad plan
   });
   if (st != COLLPLAN_OK) return st;
+  // Arenas no memory can hold: the count is the caller's argument.
+  st = guard(what, COLLPLAN_ERR_ARGUMENT, [&] { runner->prepare(count); });
+  if (st != COLLPLAN_OK) return st;
   return guard(what, COLLPLAN_ERR_TRANSPORT, [&] { runner->run(count, in, out); });
 }
 

@@ -31,6 +31,9 @@ extern "C" int collplan_run_tcp(const collplan_plan* plan, const char* peers, in
   if (st != COLLPLAN_OK) return st;
   st = capi::guard(what, COLLPLAN_ERR_PLAN, [&] { engine = std::make_unique<rt::Engine>(plan->plan, r); });
   if (st != COLLPLAN_OK) return st;
+  // Arenas no memory can hold: the count is the caller's argument.
+  st = capi::guard(what, COLLPLAN_ERR_ARGUMENT, [&] { engine->prepare(count); });
+  if (st != COLLPLAN_OK) return st;
   return capi::guard(what, COLLPLAN_ERR_TRANSPORT, [&] {
     rt::TcpOptions opt;
     if (timeout_ms > 0) opt.connect_timeout = opt.timeout = std::chrono::milliseconds(timeout_ms);
