@@ -39,7 +39,7 @@ extern "C" {
 typedef enum collplan_status {
   COLLPLAN_OK = 0,
   COLLPLAN_ERR_ARGUMENT = 1,  /* a NULL pointer, a rank, count or peer list out of range,
-                                 a communicator of the wrong size */
+                                 a communicator of the wrong size or whose ranks hold different plans */
   COLLPLAN_ERR_IO = 2,        /* a plan file that cannot be opened or read */
   COLLPLAN_ERR_PLAN = 3,      /* bytes that are not a valid whole plan (damaged, truncated,
                                  another version, a single-rank file, a program the engine refuses) */
