@@ -3,7 +3,8 @@
 # tests/package/mpi-consumer/ against PREFIX alone (-DCMAKE_PREFIX_PATH; the
 # plan is compiled and checked at build time by the installed collplan) and
 # replays the K = 8 encode plan under mpiexec -np 8 from C (collplan_mpi.h)
-# and from C++ (runtime/transport/mpi.h), every rank checking its bytes.
+# and from C++ (runtime/transport/mpi.h), and on threads from C through
+# collplan.h alone, every rank checking its bytes.
 #   mpi_consumer_test.sh PREFIX WORKDIR CC CXX MPIEXEC
 set -euo pipefail
 prefix=$1 work=$2 cc=$3 cxx=$4 mpiexec=$5
@@ -14,7 +15,10 @@ cmake -S "$src" -B "$work" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMP
 cmake --build "$work" >/dev/null
 plan=$(sed -n 1p "$work/paths.txt") csv=$(sed -n 2p "$work/paths.txt")
 [ -s "$plan" ] || { echo "FAIL: no plan file $plan"; exit 1; }
-"$prefix/bin/collplan" check "$plan" | grep -q "encode" || { echo "FAIL: $plan is not a checked encode plan"; exit 1; }
+check=$("$prefix/bin/collplan" check "$plan") || { echo "FAIL: collplan check $plan: $check"; exit 1; }
+grep -q ": OK — encode K=8 " <<<"$check" || { echo "FAIL: $plan is not a K = 8 encode plan: $check"; exit 1; }
+# collplan.h without MPI: every rank a thread of one process.
+"$work/encode_threads" "$plan" "$csv" 4099
 for exe in encode_c encode_cpp; do
   "$mpiexec" -np 8 "$work/$exe" "$plan" "$csv" 4099
 done
