@@ -19,6 +19,11 @@ check=$("$prefix/bin/collplan" check "$plan") || { echo "FAIL: collplan check $p
 grep -q ": OK — encode K=8 " <<<"$check" || { echo "FAIL: $plan is not a K = 8 encode plan: $check"; exit 1; }
 # collplan.h without MPI: every rank a thread of one process.
 "$work/encode_threads" "$plan" "$csv" 4099
+if [ -x "$work/encode_threads_f" ]; then
+  "$work/encode_threads_f" "$plan" "$csv" 4099
+else
+  echo "SKIP: no Fortran compiler, the bind(C) program was not built"
+fi
 for exe in encode_c encode_cpp; do
   "$mpiexec" -np 8 "$work/$exe" "$plan" "$csv" 4099
 done
