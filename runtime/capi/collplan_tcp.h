@@ -22,6 +22,18 @@ extern "C" {
 int collplan_run_tcp(const collplan_plan* plan, const char* peers, int rank, const void* sendbuf, void* recvbuf,
                      size_t count, int timeout_ms);
 
+/* The same set up once for repeated runs: collplan_tcp_init connects and
+ * completes the handshakes (every rank calls it), collplan_tcp_run replays
+ * on the open connections (every rank, the same count each time), and
+ * collplan_tcp_free closes them. The plan handle must outlive the
+ * collective; one thread at a time per handle. After a failed run the
+ * connections are closed: free the handle and set up again. */
+typedef struct collplan_tcp_collective collplan_tcp_collective;
+int collplan_tcp_init(const collplan_plan* plan, const char* peers, int rank, int timeout_ms,
+                      collplan_tcp_collective** coll);
+int collplan_tcp_run(collplan_tcp_collective* coll, const void* sendbuf, void* recvbuf, size_t count);
+void collplan_tcp_free(collplan_tcp_collective* coll);
+
 #ifdef __cplusplus
 }
 #endif

@@ -253,6 +253,54 @@ TEST_CASE("capi: TCP replays on loopback equal the direct computation byte for b
   }
 }
 
+TEST_CASE("capi: a persistent TCP collective runs again on its connections", "[capi][tcp]") {
+  const ir::Plan plan = block_plan(OpKind::Allgather, 5, 2, 1, Field::gf65536(), "dissemination-allgather");
+  Handle h(plan);
+  const uint32_t K = 5;
+  std::vector<std::vector<int>> status(K);
+  std::vector<std::vector<std::vector<unsigned char>>> outs(K);
+  std::vector<std::string> errors(K);
+  const std::vector<size_t> lens = {1, 4099, 100};
+  for (int attempt = 0;; ++attempt) {
+    const std::string peers = loopback_peers(K);
+    std::vector<std::thread> threads;
+    for (uint32_t r = 0; r < K; ++r)
+      threads.emplace_back([&, r] {
+        status[r].clear();
+        outs[r].clear();
+        collplan_tcp_collective* c = nullptr;
+        status[r].push_back(collplan_tcp_init(h.h, peers.c_str(), static_cast<int>(r), 5000, &c));
+        errors[r] = collplan_last_error();
+        if (status[r].back() != COLLPLAN_OK) return;
+        for (size_t i = 0; i < lens.size(); ++i) {
+          const Packed p = packed(plan, r, lens[i], 40 + i);
+          outs[r].emplace_back(p.expected.size(), 0xA5);
+          status[r].push_back(collplan_tcp_run(c, p.in.data(), outs[r].back().data(), lens[i]));
+          if (status[r].back() != COLLPLAN_OK) errors[r] = collplan_last_error();
+        }
+        collplan_tcp_free(c);
+      });
+    for (auto& t : threads) t.join();
+    bool port_taken = false;
+    for (uint32_t r = 0; r < K; ++r)
+      if (status[r][0] != COLLPLAN_OK && errors[r].find("cannot listen") != std::string::npos) port_taken = true;
+    if (!port_taken || attempt == 3) break;
+  }
+  for (uint32_t r = 0; r < K; ++r) {
+    INFO("rank " << r << ": " << errors[r]);
+    REQUIRE(status[r] == std::vector<int>(1 + lens.size(), COLLPLAN_OK));
+    for (size_t i = 0; i < lens.size(); ++i) CHECK(outs[r][i] == packed(plan, r, lens[i], 40 + i).expected);
+  }
+  CHECK(collplan_tcp_run(nullptr, nullptr, nullptr, 1) == COLLPLAN_ERR_ARGUMENT);
+  CHECK_THAT(last_error(), Catch::Contains("coll is NULL"));
+  CHECK(collplan_tcp_init(h.h, "127.0.0.1:1", 0, 0, nullptr) == COLLPLAN_ERR_ARGUMENT);
+  collplan_tcp_collective* c = reinterpret_cast<collplan_tcp_collective*>(&c);
+  CHECK(collplan_tcp_init(h.h, "127.0.0.1:1,127.0.0.1:2", 0, 0, &c) == COLLPLAN_ERR_ARGUMENT);
+  CHECK(c == nullptr);
+  CHECK_THAT(last_error(), Catch::Contains("collplan_tcp_init: the peer list '127.0.0.1:1,127.0.0.1:2' has 2 entries"));
+  collplan_tcp_free(nullptr);  // ignored
+}
+
 TEST_CASE("capi: plans that cannot be read are refused with a code and a message naming them", "[capi]") {
   const ir::Plan plan = encode_plan(5, 2, Field::gf256(), 3);
   const std::vector<uint8_t> good = ir::encode_binary(plan);
