@@ -1,18 +1,61 @@
 # The installable CMake package: find_package(collplan) then gives
-# collplan::collplan, collplan::embedded and collplan_add_plan()
-# (cmake/collplanConfig.cmake.in, cmake/collplanFunctions.cmake).
+#   collplan::collplan, collplan::embedded   (collplanTargets)
+#   collplan::runtime, collplan::tcp         (collplanRuntimeTargets) and their
+#     dependencies collplan::compiler, collplan::field, collplan::gf
+#   collplan::mpi                            (collplanMpiTargets, when built)
+# and collplan_add_plan() (cmake/collplanConfig.cmake.in,
+# cmake/collplanFunctions.cmake).
+#
+# Installed headers (the include layout of runtime/CMakeLists.txt): every
+# public header under <prefix>/include/collplan/, at the path its #include
+# line names in this tree, so one #include line works in both.
 include(CMakePackageConfigHelpers)
 
 set(COLLPLAN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/collplan)
 set(COLLPLAN_INSTALL_TEMPLATES ${CMAKE_INSTALL_DATADIR}/collplan/templates)
+set(COLLPLAN_INSTALL_INCLUDE ${CMAKE_INSTALL_INCLUDEDIR}/collplan)
 
 install(TARGETS collplan collplan_embedded EXPORT collplanTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES runtime/embedded/collplan_embedded.h runtime/embedded/collplan_kernels.h
-  runtime/embedded/collplan_kernels_x86.inc DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/collplan)
+  runtime/embedded/collplan_kernels_x86.inc DESTINATION ${COLLPLAN_INSTALL_INCLUDE})
 install(FILES templates/rank.template.cpp templates/dispatch.template.h templates/README.md
   DESTINATION ${COLLPLAN_INSTALL_TEMPLATES})
 install(EXPORT collplanTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})
+
+# The runtime: the plan reader and what it needs from compiler/ (installed
+# whole rather than carved out: the engine uses the slot layout and the
+# replay the postconditions, and the same library compiles, checks and
+# re-codes plans), the GF kernels, the engine with the threads transport and
+# the C API, and the TCP transport. Static libraries by default; their
+# private dependencies (ISA-L, xxHash) are found again by the config file.
+install(TARGETS collplan_field collplan_compiler collplan_gf collplan_runtime collplan_tcp
+  EXPORT collplanRuntimeTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT collplanRuntimeTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})
+foreach(dir field ir matrix passes gen support)
+  install(DIRECTORY compiler/${dir} DESTINATION ${COLLPLAN_INSTALL_INCLUDE} FILES_MATCHING PATTERN "*.h")
+endforeach()
+install(FILES runtime/engine.h runtime/replay.h runtime/trace.h runtime/transport.h runtime/user_op.h
+  DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime)
+install(FILES runtime/transport/threads.h runtime/transport/tcp.h
+  DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime/transport)
+install(FILES runtime/gf/gf_kernels.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime/gf)
+install(FILES runtime/capi/collplan.h runtime/capi/collplan_tcp.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE})
+
+set(COLLPLAN_EXPORTS_MPI OFF)
+if(COLLPLAN_HAVE_MPI)
+  set(COLLPLAN_EXPORTS_MPI ON)
+  install(TARGETS collplan_mpi EXPORT collplanMpiTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT collplanMpiTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})
+  install(FILES runtime/transport/mpi.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime/transport)
+  install(FILES runtime/capi/collplan_mpi.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE})
+endif()
 
 configure_package_config_file(cmake/collplanConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/collplanConfig.cmake
   INSTALL_DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR}
