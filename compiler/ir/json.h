@@ -51,6 +51,14 @@ nlohmann::json to_json(const Plan& plan, bool with_matrix, const nlohmann::json&
 // mismatch, unknown key).
 Plan from_json(const nlohmann::json& j);
 
+// The spec's pieces alone (the "field" and "matrix" members of a plan's
+// "spec"), for spec files (`collplan compile --spec`) that hold a plan's own
+// spec object: the same checks as from_json (a matrix is rebuilt from its
+// family and parameters and must match a given digest and entries), errors
+// naming `path`.
+Field field_from_json(const nlohmann::json& v, const std::string& path);
+MatrixSpec matrix_from_json(const nlohmann::json& v, const std::string& path, const Field& f);
+
 // Reads and imports a JSON plan file; UserError naming the file on an
 // unreadable file, invalid JSON (with the parser's line and column) or any
 // from_json problem.
