@@ -1,4 +1,4 @@
-// JSON export and import of plans (SPEC §5.3), for other tools and for
+// JSON export and import of plans (schema: docs/plan-format.md §2), for other tools and for
 // independent checking. The schema is documented in docs/plan-format.md; in
 // short:
 //
