@@ -60,11 +60,15 @@ bool is_structured(const std::string& family) {
 }
 
 // Was `flag` given on the command line the flags were added to?
-bool on_command_line(const SpecFlags& sf, const char* flag) {
-  if (!sf.cli) return false;
-  const CLI::Option* o = sf.cli->get_option_no_throw(flag);
-  return o && o->count() > 0;
-}
+bool on_command_line(const SpecFlags& sf, const char* flag) { return sf.on_command_line.count(flag) > 0; }
+
+// Every flag whose presence on the command line matters (add_spec_flags's
+// and compile's options that a spec file can also give).
+const char* const kRecordedFlags[] = {
+    "--spec",   "--op",       "--K",         "--p",         "--lambda",    "--field", "--matrix", "--seed",
+    "--points", "--perm",     "--matrix-file", "--radix",   "--phi",       "--root",  "--blocks", "--counts",
+    "--exclusive", "--N",     "--code",      "--generator", "--systematic", "--algorithm", "--passes", "--beta",
+    "--tau",    "--cost-len"};
 
 // One spec option: its flag, its spec-file key, and whether it holds its
 // default value.
@@ -375,7 +379,8 @@ AlgorithmText parse_algorithm_text(const std::string& text) {
 // (docs/spec-files.md), or a plan's own "spec" object, or a whole JSON plan.
 // Values the command line gives win.
 void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
-  sf.cli = &app;
+  for (const char* flag : kRecordedFlags)
+    if (const CLI::Option* o = app.get_option_no_throw(flag); o && o->count() > 0) sf.on_command_line.insert(flag);
   if (sf.spec_file.empty()) return;
   std::ifstream in(sf.spec_file);
   if (!in) user_error("cannot open spec file '{}'", sf.spec_file);
@@ -398,10 +403,7 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
     spec = &*it;
   }
   const SpecFileReader rd{sf.spec_file};
-  auto given = [&](const char* flag) {
-    const CLI::Option* o = app.get_option_no_throw(flag);
-    return o && o->count() > 0;
-  };
+  auto given = [&](const char* flag) { return on_command_line(sf, flag); };
   // Takes `key` unless the command line gave `flag`.
   auto take = [&](const char* key, const char* flag, auto&& assign) {
     if (given(flag)) return;
@@ -751,7 +753,6 @@ CLI::Option* add_uint_option(CLI::App* c, const char* flag, T& target, const std
 }  // namespace
 
 void add_spec_flags(CLI::App* c, SpecFlags& sf) {
-  sf.cli = c;
   c->add_option("--spec", sf.spec_file,
                 "spec file: JSON with the keys below, a plan's own \"spec\" object, or a JSON plan (its spec); flags "
                 "override it (docs/spec-files.md)");

@@ -82,9 +82,9 @@ struct SpecFlags {
   std::optional<double> beta, tau;
   std::optional<uint64_t> cost_len;
   // Where the values came from, for "is this option used?" (docs/spec-files.md,
-  // "Options an operation does not use"): the command line the flags were
-  // added to (add_spec_flags, apply_spec_file), and the spec-file keys taken.
-  const CLI::App* cli = nullptr;
+  // "Options an operation does not use"): the flags given on the command line
+  // and the spec-file keys taken (both recorded by apply_spec_file).
+  std::set<std::string> on_command_line;
   std::set<std::string> from_file;
 };
 
