@@ -643,8 +643,14 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
   if (sf.K == 0 && !K_given)
     user_error("--K is required ({})", decentralized ? "the number of sources, 1 <= K < N"
                                                      : "the number of processors, K >= 2");
+  // Where a value came from, for the range messages below.
+  auto from = [&](const char* flag, const char* key) {
+    return !on_command_line(sf, flag) && sf.from_file.count(key)
+               ? fmt::format(" (key \"{}\" of spec file '{}')", key, sf.spec_file)
+               : std::string();
+  };
   if (sf.K == 0)
-    user_error("--K 0 is out of range (valid: {})",
+    user_error("--K 0{} is out of range (valid: {})", from("--K", "K"),
                decentralized ? "1 <= K < N sources for decentralized-encode" : "K >= 2 processors");
   s.root = sf.root;
   s.blocks = sf.blocks;
@@ -658,7 +664,7 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
     const bool N_given = on_command_line(sf, "--N") || sf.from_file.count("N");
     if (sf.N == 0 && !N_given)
       user_error("--N is required for decentralized-encode (the number of processors, N > K)");
-    if (sf.N == 0) user_error("--N 0 is out of range (valid: N > K = {} processors)", sf.K);
+    if (sf.N == 0) user_error("--N 0{} is out of range (valid: N > K = {} processors)", from("--N", "N"), sf.K);
     s.N = sf.N;
   }
   validate_spec_basics(s, max_ranks);

@@ -197,6 +197,8 @@ TEST_CASE("spec files: errors name the key and what is valid", "[spec-files][err
     write(d / "s.json", text);
     expect_error("compile -q --spec '" + (d / "s.json").string() + "'", needle);
   };
+  bad(R"({"K": 0})", "--K 0 (key \"K\" of spec file");
+  bad(R"({"op": "decentralized-encode", "K": 0, "N": 8})", "is out of range (valid: 1 <= K < N sources");
   bad(R"({"K": 4, "ports": 2})", "unknown key \"ports\" (valid: op, K, N, p, lambda, field, matrix");
   bad(R"({"K": "sixteen"})", "key \"K\" has the wrong type: expected an integer");
   bad(R"({"K": 4.5})", "key \"K\" has the wrong type: expected an integer");
