@@ -601,6 +601,13 @@ void apply_compile_options(const SpecFlags& sf, std::string& algorithm, std::str
   if (sf.beta) cm.beta = *sf.beta;
   if (sf.tau) cm.tau = *sf.tau;
   if (sf.cost_len) cm.len = *sf.cost_len;
+  // The command line's values are checked here too (a spec file's were when
+  // read): a negative or infinite cost would make every auto choice wrong.
+  if (!(cm.beta >= 0) || !std::isfinite(cm.beta))
+    user_error("--beta {} is invalid (valid: a finite number >= 0, the time per step)", cm.beta);
+  if (!(cm.tau >= 0) || !std::isfinite(cm.tau))
+    user_error("--tau {} is invalid (valid: a finite number >= 0, the time per element)", cm.tau);
+  if (cm.len == 0) user_error("--cost-len 0 is invalid (valid: elements per vector, >= 1)");
 }
 
 Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {

@@ -378,6 +378,9 @@ TEST_CASE("spec flags: K = 0 and negative or too large numbers name the value an
   expect_error("compile --op decentralized-encode --K 3 --N -1 -q", "--N: '-1' is negative");
   expect_error("compile --K 16 --field prime:257 --matrix dft --radix -2 -q", "--radix: '-2' is negative");
   expect_error("compile --K 16 --field prime:257 --matrix dft --radix 1 -q", "--radix 1 is invalid");
+  expect_error("compile --K 8 --beta -5 -q", "--beta -5 is invalid (valid: a finite number >= 0");
+  expect_error("compile --K 8 --tau -1 -q", "--tau -1 is invalid");
+  expect_error("compile --K 8 --cost-len 0 -q", "--cost-len 0 is invalid");
   // A seed at the top of its range is a seed.
   CHECK(collplan("compile --K 4 --seed 18446744073709551615 -q").status == 0);
 }
