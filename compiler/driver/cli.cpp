@@ -586,9 +586,24 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
           for (size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{}", i ? "," : "", v[i]);
           return s;
         };
-        if (ms.family == "random") take("seed", "--seed", [&] { sf.seed = ms.seed; });
-        if (!ms.points.empty()) take("points", "--points", [&] { sf.points = join(ms.points); });
-        if (!ms.perm.empty()) take("perm", "--perm", [&] { sf.perm = join(ms.perm); });
+        // A key next to the object saying something else is a contradiction.
+        auto agree = [&](const char* key, bool same) {
+          if (sf.from_file.count(key) && !same)
+            user_error("spec file '{}': key \"{}\" and the matrix object's \"{}\" differ; keep one", sf.spec_file,
+                       key, key);
+        };
+        if (ms.family == "random") {
+          agree("seed", sf.seed == ms.seed);
+          take("seed", "--seed", [&] { sf.seed = ms.seed; });
+        }
+        if (!ms.points.empty()) {
+          agree("points", sf.points == join(ms.points));
+          take("points", "--points", [&] { sf.points = join(ms.points); });
+        }
+        if (!ms.perm.empty()) {
+          agree("perm", sf.perm == join(ms.perm));
+          take("perm", "--perm", [&] { sf.perm = join(ms.perm); });
+        }
         if (ms.family == "explicit") sf.matrix_object = std::move(ms);
       }
     }

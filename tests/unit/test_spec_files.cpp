@@ -226,6 +226,8 @@ TEST_CASE("spec files: errors name the key and what is valid", "[spec-files][err
       "matrix.digest: 00000000000000000000000000000000 does not match");
   bad(R"({"K": 2, "matrix": {"family": "random", "rows": 2, "cols": 2, "size": 1}})", "matrix.size: unknown member");
   bad(R"({"K": 3, "matrix": "explicit"})", "--matrix explicit is a matrix given by its entries");
+  bad(R"({"K": 2, "seed": 5, "matrix": {"family": "random", "rows": 2, "cols": 2, "seed": 1}})",
+      "key \"seed\" and the matrix object's \"seed\" differ");
   fs::remove_all(d);
 }
 
