@@ -652,8 +652,8 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
     }
   }
   if (decentralized) {
-    if (is_set(sf, kGenerator) && on_command_line(sf, "--code"))
-      user_error("--code and --generator both give the code's matrix; give one");
+    if (is_set(sf, kGenerator) && is_set(sf, kCode))
+      user_error("{} and {} both give the code's matrix; give one", name_of(sf, kCode), name_of(sf, kGenerator));
     const bool object = sf.matrix_object.has_value() && !is_set(sf, kGenerator);
     if ((is_set(sf, kGenerator) || object || sf.code != "random") && is_set(sf, kSeed))
       user_error("{} is not used: it seeds --code random, and the code's matrix here is {}", name_of(sf, kSeed),

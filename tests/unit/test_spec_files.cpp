@@ -331,6 +331,9 @@ TEST_CASE("spec flags: an option the operation or matrix does not use is refused
   refused("--op decentralized-encode --N 5 --K 2 --systematic false --generator G.csv --seed 5",
           {"--seed is not used", "read from --generator"});
   refused("--op decentralized-encode --N 5 --K 2 --code rs --generator G.csv", {"--code and --generator both"});
+  write(d / "code.json", R"({"op": "decentralized-encode", "N": 5, "K": 2, "code": "rs"})");
+  refused("--spec code.json --generator G.csv --systematic false",
+          {"--code (key \"code\" of spec file 'code.json') and --generator both give the code's matrix"});
   refused("--K 4 --matrix identity --seed 3", {"--seed is not used by --matrix identity", "random, permutation"});
   refused("--K 4 --matrix vandermonde --seed 3", {"--seed is not used by --matrix vandermonde"});
   refused("--K 6 --matrix permutation --perm 1,0,3,2,5,4 --seed 3", {"--perm gives the permutation"});
