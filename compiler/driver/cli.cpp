@@ -657,7 +657,7 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
     const bool object = sf.matrix_object.has_value() && !is_set(sf, kGenerator);
     if ((is_set(sf, kGenerator) || object || sf.code != "random") && is_set(sf, kSeed))
       user_error("{} is not used: it seeds --code random, and the code's matrix here is {}", name_of(sf, kSeed),
-                 is_set(sf, kGenerator) ? "read from --generator" : object ? "the spec file's matrix object"
+                 is_set(sf, kGenerator) ? "read from --generator" : object ? "the spec file's matrix object (--code random on the command line replaces it)"
                                                                          : "--code " + sf.code);
   }
 
