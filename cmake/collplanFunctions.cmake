@@ -5,17 +5,33 @@
 #
 #   collplan_add_plan(<target>
 #       OP <op> K <K> [N <N>] [P <p>] [LAMBDA <lambda>] [FIELD <field>]
-#       [MATRIX <family>] [CODE <code>] [SEED <seed>] [POINTS <p0,p1,...>] [MATRIX_FILE <file>]
-#       [ROOT <root>] [BLOCKS <n>] [COUNTS <c0,c1,...>] [EXCLUSIVE]
-#       [ALGORITHM <name>] [NAME <identifier>] [RANK <r>]
+#       [MATRIX <family>] [SEED <seed>] [POINTS <p0> <p1> ...] [PERM <q0> <q1> ...]
+#       [MATRIX_FILE <file>] [RADIX <P>] [PHI <f0> <f1> ...]
+#       [CODE <code>] [GENERATOR <file>] [SYSTEMATIC <bool>]
+#       [ROOT <root>] [BLOCKS <n>|auto] [COUNTS <c0> <c1> ...] [EXCLUSIVE]
+#       [ALGORITHM <name>] [PASSES <pass>...|none] [BETA <beta>] [TAU <tau>] [COST_LEN <len>]
+#       [NAME <identifier>] [RANK <r>]
 #       [CPP] [BINARY] [TEXT])
 #
 # At build time it runs `collplan compile` on the spec (the options mean what
-# the CLI flags of the same names mean; see `collplan compile --help`), then
-# `collplan check` on the plan, then, with CPP, `collplan emit-cpp` (all
-# ranks, or RANK alone). With neither CPP nor BINARY it acts as BINARY.
-# decentralized-encode needs N (its rank count) and a matrix: CODE (e.g. rs)
-# or MATRIX/MATRIX_FILE.
+# the CLI flags of the same names mean — MATRIX_FILE is --matrix-file,
+# GENERATOR --generator, COST_LEN --cost-len; see `collplan compile --help`
+# and docs/spec-files.md), then `collplan check` on the plan, then, with CPP,
+# `collplan emit-cpp` (all ranks, or RANK alone). With neither CPP nor BINARY
+# it acts as BINARY. Every option of `compile` that shapes the plan is here:
+# the spec, ALGORITHM (default auto), PASSES (default drop-zeros alloc-slots;
+# none for no pass) and the cost model BETA, TAU, COST_LEN that auto choices
+# and BLOCKS auto use. Lists (POINTS, PERM, PHI, COUNTS, PASSES) are CMake
+# lists; an item may also be comma-separated ("1,2,3"). An unknown keyword
+# or a malformed value fails configuration naming it; an option the
+# operation or matrix does not use (ROOT for an allgather, SEED for an
+# identity matrix, ...) fails the build's `collplan compile` naming it.
+# decentralized-encode needs N (its rank count) and a code: CODE (rs,
+# lagrange, random with SEED) or GENERATOR (the code's matrix from a file:
+# A, K x (N-K), or G, K x N with SYSTEMATIC OFF).
+# Relative MATRIX_FILE and GENERATOR paths are relative to the calling
+# CMakeLists.txt; the plan holds the file's entries, not its path, so the
+# same call gives the same plan (and digest) in every build folder.
 #   BINARY  the .cplan becomes a (non-compiled) source of <target>, so the
 #           target is rebuilt after it;
 #   CPP     the generated <name>_rank<r>.cpp become sources of <target>, the
@@ -77,39 +93,180 @@ function(_collplan_write_if_changed path content)
 endfunction()
 
 # The keywords of the spec options both functions take, set in the caller's
-# scope: _collplan_spec_flags (options) and _collplan_spec_values (one value).
+# scope: _collplan_spec_flags (options), _collplan_spec_values (one value) and
+# _collplan_spec_lists (CMake lists; each item may also be comma-separated).
+# Every `collplan compile` option that shapes the plan is one of them.
 macro(_collplan_spec_keywords)
   set(_collplan_spec_flags EXCLUSIVE)
   set(_collplan_spec_values
-    OP K N P LAMBDA FIELD MATRIX CODE SEED POINTS MATRIX_FILE ROOT BLOCKS COUNTS ALGORITHM)
+    OP K N P LAMBDA FIELD MATRIX CODE SEED MATRIX_FILE GENERATOR SYSTEMATIC RADIX ROOT BLOCKS
+    ALGORITHM BETA TAU COST_LEN)
+  set(_collplan_spec_lists POINTS PERM PHI COUNTS PASSES)
 endmacro()
 
-# From the spec options parsed with prefix <prefix> (OP and K given), writes
-# <dir>/<name>.spec.json (the spec file `collplan compile --spec` reads) when
-# it changed, and sets <out_spec> to its path and <out_deps> to the files the
-# plan depends on besides it (MATRIX_FILE) in the caller's scope.
+# Fails configuration naming the call, the keyword, the value and what would
+# be valid.
+function(_collplan_bad ctx keyword value valid)
+  message(FATAL_ERROR "${ctx}: ${keyword} '${value}' is invalid (valid: ${valid})")
+endfunction()
+
+# Checks the arguments parsed with prefix <prefix>: unknown keywords,
+# keywords without a value, and each value's form (the CLI checks the rest
+# at build time, e.g. K against N or a root against K).
+function(_collplan_check_args ctx prefix valid_keywords)
+  if(${prefix}_UNPARSED_ARGUMENTS)
+    list(JOIN ${prefix}_UNPARSED_ARGUMENTS " " unknown)
+    list(JOIN valid_keywords " " valid)
+    message(FATAL_ERROR "${ctx}: unknown arguments: ${unknown} (valid keywords: ${valid})")
+  endif()
+  if(${prefix}_KEYWORDS_MISSING_VALUES)
+    list(JOIN ${prefix}_KEYWORDS_MISSING_VALUES ", " missing)
+    message(FATAL_ERROR "${ctx}: no value after ${missing}")
+  endif()
+  foreach(req OP K)
+    if(NOT DEFINED ${prefix}_${req})
+      message(FATAL_ERROR "${ctx}: ${req} is required")
+    endif()
+  endforeach()
+  set(ops encode decentralized-encode broadcast reduce allgather allgatherv allreduce prefix reduce-scatter)
+  if(NOT ${prefix}_OP IN_LIST ops)
+    list(JOIN ops ", " v)
+    _collplan_bad("${ctx}" OP "${${prefix}_OP}" "${v}")
+  endif()
+  foreach(kw K N P LAMBDA SEED RADIX ROOT COST_LEN)
+    if(DEFINED ${prefix}_${kw} AND NOT ${prefix}_${kw} MATCHES "^[0-9]+$")
+      _collplan_bad("${ctx}" ${kw} "${${prefix}_${kw}}" "a non-negative decimal integer")
+    endif()
+  endforeach()
+  if(DEFINED ${prefix}_BLOCKS AND NOT ${prefix}_BLOCKS MATCHES "^([0-9]+|auto)$")
+    _collplan_bad("${ctx}" BLOCKS "${${prefix}_BLOCKS}" "a block count n >= 1, or auto")
+  endif()
+  foreach(kw BETA TAU)
+    if(DEFINED ${prefix}_${kw} AND NOT ${prefix}_${kw} MATCHES "^([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?$")
+      _collplan_bad("${ctx}" ${kw} "${${prefix}_${kw}}" "a number >= 0")
+    endif()
+  endforeach()
+  if(DEFINED ${prefix}_FIELD AND NOT ${prefix}_FIELD MATCHES "^(gf256|gf65536|prime:[0-9]+)$")
+    _collplan_bad("${ctx}" FIELD "${${prefix}_FIELD}" "gf256, gf65536, prime:Q")
+  endif()
+  set(families random vandermonde identity permutation file dft inverse-dft draw-loose inverse-draw-loose
+    lagrange cauchy rs-systematic)
+  if(DEFINED ${prefix}_MATRIX AND NOT ${prefix}_MATRIX IN_LIST families)
+    list(JOIN families ", " v)
+    _collplan_bad("${ctx}" MATRIX "${${prefix}_MATRIX}" "${v}")
+  endif()
+  if(DEFINED ${prefix}_CODE AND NOT ${prefix}_CODE MATCHES "^(rs|lagrange|random)$")
+    _collplan_bad("${ctx}" CODE "${${prefix}_CODE}" "rs, lagrange, random; or GENERATOR <file>")
+  endif()
+  if(DEFINED ${prefix}_SYSTEMATIC)
+    string(TOUPPER "${${prefix}_SYSTEMATIC}" b)
+    if(NOT b MATCHES "^(ON|OFF|TRUE|FALSE|YES|NO|1|0)$")
+      _collplan_bad("${ctx}" SYSTEMATIC "${${prefix}_SYSTEMATIC}" "a boolean: ON or OFF")
+    endif()
+  endif()
+  if(DEFINED ${prefix}_ALGORITHM AND NOT ${prefix}_ALGORITHM MATCHES "^[a-z0-9-]+$")
+    _collplan_bad("${ctx}" ALGORITHM "${${prefix}_ALGORITHM}" "auto or a generator name, see `collplan list`")
+  endif()
+  foreach(kw POINTS PERM PHI COUNTS)
+    foreach(item IN LISTS ${prefix}_${kw})
+      string(REPLACE "," ";" parts "${item}")
+      foreach(x IN LISTS parts)
+        if(NOT x MATCHES "^[0-9]+$")
+          _collplan_bad("${ctx}" ${kw} "${x}" "non-negative integers, as a CMake list or comma-separated")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+  foreach(item IN LISTS ${prefix}_PASSES)
+    string(REPLACE "," ";" parts "${item}")
+    foreach(x IN LISTS parts)
+      if(NOT x MATCHES "^[a-z0-9-]+$")
+        _collplan_bad("${ctx}" PASSES "${x}" "pass names (see `collplan list`), or none")
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
+
+# A JSON string literal of <value>.
+function(_collplan_json_string out value)
+  string(REPLACE "\\" "\\\\" value "${value}")
+  string(REPLACE "\"" "\\\"" value "${value}")
+  set(${out} "\"${value}\"" PARENT_SCOPE)
+endfunction()
+
+# From the spec options parsed with prefix <prefix> (checked by
+# _collplan_check_args), writes <dir>/<name>.spec.json (the spec file
+# `collplan compile --spec` reads, docs/spec-files.md) when it changed, and
+# sets <out_spec> to its path and <out_deps> to the files the plan depends on
+# besides it (MATRIX_FILE, GENERATOR) in the caller's scope. File paths are
+# made absolute (relative ones are relative to the calling CMakeLists.txt);
+# the plan holds the files' entries, not their paths, so the same call gives
+# the same plan in any build folder.
 function(_collplan_write_spec prefix dir name out_spec out_deps)
   set(json "{\n  \"op\": \"${${prefix}_OP}\",\n  \"K\": ${${prefix}_K}")
-  foreach(pair "N;N" "P;p" "LAMBDA;lambda" "SEED;seed" "ROOT;root" "BLOCKS;blocks")
+  foreach(pair "N;N" "P;p" "LAMBDA;lambda" "SEED;seed" "RADIX;radix" "ROOT;root" "COST_LEN;cost_len" "BETA;beta"
+               "TAU;tau")
     list(GET pair 0 opt)
     list(GET pair 1 key)
     if(DEFINED ${prefix}_${opt})
       string(APPEND json ",\n  \"${key}\": ${${prefix}_${opt}}")
     endif()
   endforeach()
-  foreach(pair "FIELD;field" "MATRIX;matrix" "CODE;code" "POINTS;points" "COUNTS;counts")
+  if(DEFINED ${prefix}_BLOCKS)
+    if(${prefix}_BLOCKS STREQUAL "auto")
+      string(APPEND json ",\n  \"blocks\": \"auto\"")
+    else()
+      string(APPEND json ",\n  \"blocks\": ${${prefix}_BLOCKS}")
+    endif()
+  endif()
+  foreach(pair "FIELD;field" "MATRIX;matrix" "CODE;code" "ALGORITHM;algorithm")
     list(GET pair 0 opt)
     list(GET pair 1 key)
     if(DEFINED ${prefix}_${opt})
-      string(APPEND json ",\n  \"${key}\": \"${${prefix}_${opt}}\"")
+      _collplan_json_string(v "${${prefix}_${opt}}")
+      string(APPEND json ",\n  \"${key}\": ${v}")
     endif()
   endforeach()
-  set(deps)
-  if(DEFINED ${prefix}_MATRIX_FILE)
-    get_filename_component(mf "${${prefix}_MATRIX_FILE}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-    string(APPEND json ",\n  \"matrix_file\": \"${mf}\"")
-    list(APPEND deps "${mf}")
+  # Lists: JSON arrays (POINTS 1 2 3, POINTS "1,2,3" and POINTS 1,2 3 are one list).
+  foreach(pair "POINTS;points" "PERM;perm" "PHI;phi" "COUNTS;counts" "PASSES;passes")
+    list(GET pair 0 opt)
+    list(GET pair 1 key)
+    if(DEFINED ${prefix}_${opt})
+      set(items)
+      foreach(item IN LISTS ${prefix}_${opt})
+        string(REPLACE "," ";" parts "${item}")
+        foreach(x IN LISTS parts)
+          if(opt STREQUAL "PASSES")
+            if(x STREQUAL "none")
+              continue()
+            endif()
+            set(x "\"${x}\"")
+          endif()
+          list(APPEND items "${x}")
+        endforeach()
+      endforeach()
+      list(JOIN items ", " joined)
+      string(APPEND json ",\n  \"${key}\": [${joined}]")
+    endif()
+  endforeach()
+  if(DEFINED ${prefix}_SYSTEMATIC)
+    if(${prefix}_SYSTEMATIC)
+      string(APPEND json ",\n  \"systematic\": true")
+    else()
+      string(APPEND json ",\n  \"systematic\": false")
+    endif()
   endif()
+  set(deps)
+  foreach(pair "MATRIX_FILE;matrix_file" "GENERATOR;generator")
+    list(GET pair 0 opt)
+    list(GET pair 1 key)
+    if(DEFINED ${prefix}_${opt})
+      get_filename_component(f "${${prefix}_${opt}}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      _collplan_json_string(v "${f}")
+      string(APPEND json ",\n  \"${key}\": ${v}")
+      list(APPEND deps "${f}")
+    endif()
+  endforeach()
   if(${prefix}_EXCLUSIVE)
     string(APPEND json ",\n  \"exclusive\": true")
   endif()
@@ -144,19 +301,16 @@ endfunction()
 function(collplan_add_plan target)
   _collplan_spec_keywords()
   cmake_parse_arguments(PARSE_ARGV 1 ARG "CPP;BINARY;TEXT;${_collplan_spec_flags}"
-    "${_collplan_spec_values};NAME;RANK" "")
+    "${_collplan_spec_values};NAME;RANK" "${_collplan_spec_lists}")
   set(ctx "collplan_add_plan(${target})")
-  if(ARG_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "${ctx}: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  _collplan_check_args("${ctx}" ARG
+    "${_collplan_spec_values};${_collplan_spec_lists};${_collplan_spec_flags};NAME;RANK;CPP;BINARY;TEXT")
+  if(DEFINED ARG_RANK AND NOT ARG_RANK MATCHES "^[0-9]+$")
+    _collplan_bad("${ctx}" RANK "${ARG_RANK}" "a rank of the plan, 0..K-1")
   endif()
   if(NOT TARGET ${target})
     message(FATAL_ERROR "${ctx}: no target named '${target}'")
   endif()
-  foreach(req OP K)
-    if(NOT DEFINED ARG_${req})
-      message(FATAL_ERROR "${ctx}: ${req} is required")
-    endif()
-  endforeach()
   if(NOT ARG_NAME)
     string(MAKE_C_IDENTIFIER "${target}_plan" ARG_NAME)
   endif()
@@ -166,9 +320,6 @@ function(collplan_add_plan target)
   if(NOT ARG_CPP AND NOT ARG_BINARY)
     set(ARG_BINARY ON)
   endif()
-  if(NOT ARG_ALGORITHM)
-    set(ARG_ALGORITHM auto)
-  endif()
 
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/collplan/${ARG_NAME}")
   file(MAKE_DIRECTORY "${dir}")
@@ -176,11 +327,11 @@ function(collplan_add_plan target)
   set(options "${dir}/${ARG_NAME}.options")
   set(plan "${dir}/${ARG_NAME}.cplan")
   _collplan_write_if_changed("${options}"
-    "algorithm=${ARG_ALGORITHM}\ncpp=${ARG_CPP}\nrank=${ARG_RANK}\ntext=${ARG_TEXT}\n")
+    "cpp=${ARG_CPP}\nrank=${ARG_RANK}\ntext=${ARG_TEXT}\n")
 
   set(outputs "${plan}")
   set(commands
-    COMMAND collplan::collplan compile --spec "${spec}" --algorithm "${ARG_ALGORITHM}" -q -o "${plan}"
+    COMMAND collplan::collplan compile --spec "${spec}" -q -o "${plan}"
     COMMAND collplan::collplan check "${plan}")
   if(ARG_TEXT)
     set(text "${dir}/${ARG_NAME}.txt")
@@ -236,25 +387,14 @@ endfunction()
 function(collplan_add_plan_libraries name)
   _collplan_spec_keywords()
   cmake_parse_arguments(PARSE_ARGV 1 ARG "STATIC;OBJECT;BINARY;TEXT;${_collplan_spec_flags}"
-    "${_collplan_spec_values}" "RANKS")
+    "${_collplan_spec_values}" "RANKS;${_collplan_spec_lists}")
   set(ctx "collplan_add_plan_libraries(${name})")
   if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
     message(FATAL_ERROR "${ctx}: the name '${name}' is not a C identifier (it is the C++ namespace, "
       "the file prefix and the target prefix)")
   endif()
-  if(ARG_UNPARSED_ARGUMENTS)
-    list(JOIN ARG_UNPARSED_ARGUMENTS " " unknown)
-    message(FATAL_ERROR "${ctx}: unknown arguments: ${unknown}")
-  endif()
-  if(ARG_KEYWORDS_MISSING_VALUES)
-    list(JOIN ARG_KEYWORDS_MISSING_VALUES ", " missing)
-    message(FATAL_ERROR "${ctx}: no value after ${missing}")
-  endif()
-  foreach(req OP K)
-    if(NOT DEFINED ARG_${req})
-      message(FATAL_ERROR "${ctx}: ${req} is required")
-    endif()
-  endforeach()
+  _collplan_check_args("${ctx}" ARG
+    "${_collplan_spec_values};${_collplan_spec_lists};${_collplan_spec_flags};RANKS;STATIC;OBJECT;BINARY;TEXT")
   if(ARG_STATIC AND ARG_OBJECT)
     message(FATAL_ERROR "${ctx}: STATIC and OBJECT are both given; the rank libraries are one or the other")
   endif()
@@ -265,9 +405,6 @@ function(collplan_add_plan_libraries name)
   set(type STATIC)
   if(ARG_OBJECT)
     set(type OBJECT)
-  endif()
-  if(NOT ARG_ALGORITHM)
-    set(ARG_ALGORITHM auto)
   endif()
 
   # The chosen ranks, each checked against the plan's rank count.
@@ -358,11 +495,11 @@ function(collplan_add_plan_libraries name)
   set(options "${dir}/${name}.options")
   set(plan "${dir}/${name}.cplan")
   _collplan_write_if_changed("${options}"
-    "algorithm=${ARG_ALGORITHM}\nranks=${ranks_arg}\nbinary=${ARG_BINARY}\ntext=${ARG_TEXT}\n")
+    "ranks=${ranks_arg}\nbinary=${ARG_BINARY}\ntext=${ARG_TEXT}\n")
 
   set(outputs "${plan}" "${dir}/${name}.h")
   set(commands
-    COMMAND collplan::collplan compile --spec "${spec}" --algorithm "${ARG_ALGORITHM}" -q -o "${plan}"
+    COMMAND collplan::collplan compile --spec "${spec}" -q -o "${plan}"
     COMMAND collplan::collplan check "${plan}"
     COMMAND collplan::collplan emit-cpp "${plan}" -o "${dir}" --name "${name}" --ranks "${ranks_arg}")
   foreach(r IN LISTS ranks)

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,22 @@ struct SpecFlags {
   std::string code = "random";   // rs | lagrange | random (or generator_file)
   std::string generator_file;    // A (K x (N-K)) or G (K x N) from a file
   bool systematic = true;
+
+  // A matrix given by its entries in a spec file (a plan's own spec object,
+  // docs/spec-files.md): encode's "explicit" family, or decentralized-encode's
+  // code matrix (A or G, its shape says which).
+  std::optional<MatrixSpec> matrix_object;
+  // The compile options a spec file may set (apply_spec_file fills them only
+  // when the command line does not give them; apply_compile_options hands
+  // them to `compile`).
+  std::optional<std::string> algorithm, passes;
+  std::optional<double> beta, tau;
+  std::optional<uint64_t> cost_len;
+  // Where the values came from, for "is this option used?" (docs/spec-files.md,
+  // "Options an operation does not use"): the flags given on the command line
+  // and the spec-file keys taken (both recorded by apply_spec_file).
+  std::set<std::string> on_command_line;
+  std::set<std::string> from_file;
 };
 
 // The --matrix names build_matrix accepts (also the flag's help text).
@@ -80,10 +97,20 @@ inline constexpr const char* kMatrixChoices =
 std::vector<uint64_t> parse_list(const std::string& text, const char* what);
 // The K×K matrix the flags describe (--matrix and its parameters).
 MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f);
-// Fills the flags the user did not give from the JSON spec file sf.spec_file.
+// Fills the flags the user did not give on the command line `app` from the
+// JSON spec file sf.spec_file (docs/spec-files.md): a flat spec object, a
+// plan's own "spec" object, or a JSON plan file (its "spec" is taken). With
+// no spec file it only records `app` (which flags were given). UserError
+// naming the file and key on a bad value or an unknown key.
 void apply_spec_file(SpecFlags& sf, const CLI::App& app);
+// The compile options a spec file set (algorithm, passes, beta, tau,
+// cost_len) into the variables of `compile`; the command line's own
+// values were kept by apply_spec_file.
+void apply_compile_options(const SpecFlags& sf, std::string& algorithm, std::string& passes_csv, gen::CostModel& cm);
 // The validated spec the flags describe. With --blocks auto, blocks = 1
-// until resolve_auto_blocks() picks n.
+// until resolve_auto_blocks() picks n. An option the operation or matrix
+// family does not use is refused (UserError naming it and who uses it) when
+// it was given on the command line or holds a value other than its default.
 // `max_ranks`: kMaxPlanRanks, or kMaxRankLocalRanks for `compile --rank`.
 // `--passes`: the comma-separated names in order; "none" or "" is no pass.
 std::vector<std::string> pass_list(const std::string& csv);

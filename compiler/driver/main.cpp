@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
   import->add_option("plan", path, "JSON plan")->required();
   import->add_option("-o,--output", out, "binary plan to write")->required();
 
-  auto* exportc = app.add_subcommand("export", "write a plan as JSON (SPEC 5.3 shape)");
+  auto* exportc = app.add_subcommand("export", "write a plan as JSON (schema: docs/plan-format.md, section 2)");
   exportc->add_option("plan", path, "plan file")->required();
   exportc->add_option("-o,--output", out, "JSON file to write")->required();
   exportc->add_flag("--with-matrix", with_matrix, "include the matrix entries");
@@ -350,11 +350,12 @@ int main(int argc, char** argv) {
 
   try {
     if (*compile) {
-      if (!sf.spec_file.empty()) apply_spec_file(sf, *compile);
+      apply_spec_file(sf, *compile);  // records the flags given; fills the others from --spec
+      apply_compile_options(sf, algorithm, passes_csv, costing);
       if (compile_rank) {
         if (!gen_out.empty()) user_error("--write-generator is for encode specs, which --rank does not compile");
         return cmd_compile_rank({sf, *compile_rank, algorithm, passes_csv, out, json_out,
-                                 compile->count("--passes") > 0, quiet, explain, costing});
+                                 compile->count("--passes") > 0 || sf.passes.has_value(), quiet, explain, costing});
       }
       return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, explain, gen_out, costing);
     }

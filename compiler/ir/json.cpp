@@ -478,6 +478,12 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
 
 // ─── Public API ─────────────────────────────────────────────────────────────
 
+Field field_from_json(const json& v, const std::string& path) { return parse_field(v, path); }
+
+MatrixSpec matrix_from_json(const json& v, const std::string& path, const Field& f) {
+  return parse_matrix(v, path, f);
+}
+
 json to_json(const Plan& plan, bool with_matrix, const json& cost) {
   json ranks = json::array();
   for (const Program& prog : plan.ranks) ranks.push_back(rank_json<json>(prog));

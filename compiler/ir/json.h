@@ -1,4 +1,4 @@
-// JSON export and import of plans (SPEC §5.3), for other tools and for
+// JSON export and import of plans (schema: docs/plan-format.md §2), for other tools and for
 // independent checking. The schema is documented in docs/plan-format.md; in
 // short:
 //
@@ -50,6 +50,14 @@ nlohmann::json to_json(const Plan& plan, bool with_matrix, const nlohmann::json&
 // first problem (missing key, wrong type, value out of range, digest
 // mismatch, unknown key).
 Plan from_json(const nlohmann::json& j);
+
+// The spec's pieces alone (the "field" and "matrix" members of a plan's
+// "spec"), for spec files (`collplan compile --spec`) that hold a plan's own
+// spec object: the same checks as from_json (a matrix is rebuilt from its
+// family and parameters and must match a given digest and entries), errors
+// naming `path`.
+Field field_from_json(const nlohmann::json& v, const std::string& path);
+MatrixSpec matrix_from_json(const nlohmann::json& v, const std::string& path, const Field& f);
 
 // Reads and imports a JSON plan file; UserError naming the file on an
 // unreadable file, invalid JSON (with the parser's line and column) or any

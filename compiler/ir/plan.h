@@ -4,7 +4,7 @@
 //
 // A Plan is a Spec (the header: operation, K, p, λ, field, matrix) and one
 // Program per rank 0..K-1. Every rank runs the same numbered steps
-// 1..num_steps in lock-step (the model of SPEC §1).
+// 1..num_steps in lock-step (the postal model, docs/design.md).
 //
 // Slots. A program owns slots 0..num_slots-1. A slot holds one plan element:
 //   one field element when the checker evaluates the plan, a vector of ℓ
@@ -34,7 +34,7 @@
 //   Ops at the end of step t may read what was received in step t; a value
 //   so received or computed can be sent from step t+1 on. With postal
 //   latency λ a message sent in step t is received in step t+λ-1 and usable
-//   from step t+λ (SPEC §1); λ = 1 is the synchronous round model.
+//   from step t+λ (the postal model); λ = 1 is the synchronous round model.
 //
 // The model's limits, enforced by the checker (passes/verify.h): per rank and
 // step at most one Send and at most one Recv per port, so at most p of each;

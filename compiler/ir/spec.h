@@ -1,6 +1,6 @@
 // The spec of a plan: what is to be computed, on what machine model.
 //
-// A spec names one operation (SPEC §2), the processor count K, the ports per
+// A spec names one operation (docs/plan-format.md, "What a plan computes"), the processor count K, the ports per
 // processor p, the postal latency λ, the field, and (for the coded
 // operations) the matrix. It is the whole input of a generator and it is
 // stored in every plan file's header, so the checker can rebuild the
@@ -47,7 +47,7 @@ struct Digest {
 //   "identity"    A = I
 //   "permutation" rank k gets x_{perm[k]}: A[perm[k]][k] = 1
 //   "explicit"    entries stored row-major (from a file, or re-coded)
-// Structured families (matrix/structured.h, SPEC §4.2); `points` holds their
+// Structured families (matrix/structured.h, docs/structured-matrices.md); `points` holds their
 // parameters and the matrix is rebuilt from them alone:
 //   "dft"                 V(points), points = β^{rev(k)} for a radix P with
 //                         K = P^H | q−1 (the column-permuted DFT)

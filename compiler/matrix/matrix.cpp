@@ -344,7 +344,10 @@ MatrixSpec matrix_from_file(const std::string& path, uint32_t rows, uint32_t col
   } else {
     m = read_csv(in, path, rows, cols, f);
   }
-  return matrix_explicit(std::move(m), f, path);
+  // The plan is bound to the entries, never to where they were read from:
+  // A.csv, ./A.csv, an absolute path or a copy in another folder give the
+  // same bytes and the same plan digest (no path, no base name, in source).
+  return matrix_explicit(std::move(m), f);
 }
 
 std::vector<Elem> mul_batch(const Field& f, const Matrix& m, const std::vector<Elem>& xs, uint32_t batch) {

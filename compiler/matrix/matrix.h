@@ -63,7 +63,9 @@ MatrixSpec matrix_lagrange(const std::vector<Elem>& omega, const std::vector<Ele
 // "cauchy" (x, y, c, d) or "rs-systematic" (x, y, v, v'), K entries each.
 MatrixSpec matrix_four_lists(std::string family, const std::vector<std::vector<Elem>>& lists, const Field& f);
 // Reads a Matrix Market or CSV file (by content, not name) and checks that it
-// is rows×cols with entries in the field.
+// is rows×cols with entries in the field. The result is an "explicit" matrix
+// with no `source`: a plan holds the entries, never the file's path or name,
+// so its bytes and digest do not depend on how or where the file was found.
 MatrixSpec matrix_from_file(const std::string& path, uint32_t rows, uint32_t cols, const Field& f);
 
 // y = x·M for a batch: xs holds `batch` input vectors of M.rows elements

@@ -1,6 +1,6 @@
 // The plan file formats: the binary .cplan codec (whole-file and per-rank
 // loading, identity digest, refusal of damaged and hostile files), JSON
-// export/import (round trip, the exact SPEC §5.3 shape, errors naming the
+// export/import (round trip, the exact shape of docs/plan-format.md §2, errors naming the
 // JSON path) and the text dump (exact layout, bounded lines).
 #include <catch2/catch.hpp>
 
