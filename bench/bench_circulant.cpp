@@ -1,4 +1,4 @@
-// Circulant-graph schedules (gen/circulant.h, SPEC §4.5):
+// Circulant-graph schedules (gen/circulant.h, docs/circulant.md):
 //  1. per-rank schedule computation (recv + send, Algorithms 2–5) against p
 //     up to 2^31, with the ratio to q³ (the claimed O(log³p) growth);
 //  2. verification rate (ranks/s) of the whole-p fast path against the

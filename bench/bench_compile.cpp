@@ -1,6 +1,6 @@
 // Compile + randomized check time and .cplan size for universal plans
 // (prepare-and-shoot + drop-zeros) at K = 256, 1024, 4096, p = 1, 2, over
-// GF(2^8). Target (SPEC §5.8): K = 4096 compile + check < 10 s here.
+// GF(2^8). Target: K = 4096 compile + check < 10 s here.
 //
 // Baselines measured in the same run: materialising the K×K matrix (the
 // least work that touches every coefficient a universal plan must carry) and

@@ -1,6 +1,6 @@
-// Decentralized encoding of [N, K] codes (SPEC §4.3): C1, C2 and modeled
-// time of the journal's grid framework against two baselines built in the
-// same run as real, verified plans:
+// Decentralized encoding of [N, K] codes (docs/decentralized.md): C1, C2
+// and modeled time of the journal's grid framework against two baselines
+// built in the same run as real, verified plans:
 //   naive   every source sends x_k to every sink, p at a time;
 //   padded  one all-to-all encode among all N ranks (matrix padded to N×N).
 // Systematic random codes over GF(2^8), p = 2, N ∈ {16, 64, 256, 1024},

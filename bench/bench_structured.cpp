@@ -1,7 +1,8 @@
-// Structured matrices (SPEC §4.2) against the universal prepare-and-shoot on
-// the same matrix, measured in the same run: C1, C2 (after the default
-// passes) and the modeled time C1·β + C2·τ at β/τ = 100, 1000, 10000, plus
-// the compile time (generator + verifications + passes) of each.
+// Structured matrices (docs/structured-matrices.md) against the universal
+// prepare-and-shoot on the same matrix, measured in the same run: C1, C2
+// (after the default passes) and the modeled time C1·β + C2·τ at
+// β/τ = 100, 1000, 10000, plus the compile time (generator + verifications
+// + passes) of each.
 //
 // K ∈ {64, 256, 1024, 4096}, p ∈ {1, 2, 3}. Fields: GF(65537) (q−1 = 2^16)
 // for the DFT, Lagrange and systematic RS; GF(7681) (q−1 = 2^9·3·5) for a

@@ -1,5 +1,5 @@
 // Cauchy-like matrices and the systematic part of generalized Reed-Solomon
-// codes (journal §VI, Thm 6–9; SPEC §4.2).
+// codes (journal §VI, Thm 6–9; docs/structured-matrices.md).
 //
 // C[i][j] = c_i·d_j/(x_i − y_j) = (D1·V(x)^{-1}·V(y)·D2)[i][j] with
 // D1 = diag(−c_i·Π_{l≠i}(x_i − x_l)), D2 = diag(d_j/Π_l(y_j − x_l)): scale the

@@ -1,6 +1,6 @@
 // Circulant-graph broadcast schedules (Träff, "(Poly)Logarithmic time
 // construction of round-optimal n-block broadcast schedules for broadcast and
-// irregular allgather in MPI"; SPEC §4.5). Here p is the number of
+// irregular allgather in MPI"; docs/circulant.md). Here p is the number of
 // processors of the paper (the spec's K); every rank has one port.
 //
 // q = ⌈log₂p⌉. In round i of a phase of q rounds, processor r sends to

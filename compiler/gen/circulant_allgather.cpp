@@ -1,4 +1,5 @@
-// Regular allgather on the circulant graph (Träff, Algorithm 7; SPEC §4.5).
+// Regular allgather on the circulant graph (Träff, Algorithm 7;
+// docs/circulant.md).
 //
 // Every rank holds n blocks; rank r keeps a buffer of K positions, position
 // j holding rank (r + j) mod K's n blocks (position 0: its own). In round

@@ -1,5 +1,5 @@
 // Irregular allgather (allgatherv) on the circulant graph (Träff,
-// Algorithm 9; SPEC §4.5).
+// Algorithm 9; docs/circulant.md).
 //
 // Rank j holds counts[j] elements (0 allowed), split into n Träff blocks
 // (n = spec.blocks): block b is elements ⌊b·c/n⌋ .. ⌊(b+1)·c/n⌋−1 of the

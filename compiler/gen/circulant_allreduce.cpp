@@ -1,4 +1,5 @@
-// Allreduce (census) on the circulant graph (Träff, Algorithm 8; SPEC §4.5).
+// Allreduce (census) on the circulant graph (Träff, Algorithm 8;
+// docs/circulant.md).
 //
 // Invariant: after round k rank r holds S = x_{r+1} + … + x_{r+skips[k+1]−1}
 // (indices mod K; S empty before round 0), per block. In round k:

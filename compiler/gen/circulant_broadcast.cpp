@@ -1,4 +1,5 @@
-// n-block broadcast on the circulant graph (Träff, Algorithm 6; SPEC §4.5).
+// n-block broadcast on the circulant graph (Träff, Algorithm 6;
+// docs/circulant.md).
 //
 // Relative rank v = (rank − root) mod K, q = ⌈log₂K⌉, x = (q − (n−1+q) mod q)
 // mod q dummy rounds. In step t = 1..n−1+q (absolute round i = x + t − 1,

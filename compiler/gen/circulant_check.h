@@ -1,5 +1,6 @@
-// Validity of circulant schedules at scale (SPEC §4.5, `collplan
-// verify-circulant`). For p processors, q = ⌈log₂p⌉, every rank r must
+// Validity of circulant schedules at scale (docs/circulant.md, "Validity and
+// its check"; `collplan verify-circulant`). For p processors,
+// q = ⌈log₂p⌉, every rank r must
 //   (R) receive a new block in every round: recv[r] holds r's baseblock in
 //       its home round (skips[h] <= r < skips[h+1]) and negative blocks
 //       elsewhere, and the q entries are distinct mod q — one of every

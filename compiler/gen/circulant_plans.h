@@ -1,4 +1,5 @@
-// Plans from circulant-graph schedules (gen/circulant.h; Träff, SPEC §4.5):
+// Plans from circulant-graph schedules (gen/circulant.h; Träff;
+// docs/circulant.md, "Generators"):
 // one generator per file, each opening with its algorithm and C1/C2.
 //
 //   circulant-broadcast   Alg 6: n blocks from any root in exactly n−1+q

@@ -1,5 +1,6 @@
 // Reduce on the circulant graph: the n-block broadcast (Algorithm 6,
-// gen/circulant_broadcast.cpp) run backwards (SPEC §4.5, issue item 6).
+// gen/circulant_broadcast.cpp) run backwards (docs/circulant.md,
+// "Generators").
 //
 // In the broadcast every non-root rank receives every block exactly once,
 // so for each block b the messages carrying b form a tree rooted at the

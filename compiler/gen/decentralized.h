@@ -1,5 +1,5 @@
-// Decentralized encoding of an [N, K] code (SPEC §2 and §4.3; journal paper
-// §III, §VI, Appendices A and B; encode paper Remark 1).
+// Decentralized encoding of an [N, K] code (docs/decentralized.md; journal
+// paper §III, §VI, Appendices A and B; encode paper Remark 1).
 //
 // N processors; sources 0..K−1 hold x_0..x_{K−1}; R = N − K sinks. The
 // spec's matrix is either A (K×R, systematic G = [I | A]: sink K+j gets

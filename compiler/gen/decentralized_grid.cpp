@@ -1,5 +1,6 @@
 // Decentralized encoding of a systematic [N, K] code, G = [I | A]: the
-// framework of the journal paper (§III–§VI, Appendix A; SPEC §4.3).
+// framework of the journal paper (§III–§VI, Appendix A;
+// docs/decentralized.md).
 // R = N − K sinks, b = p + 1.
 //
 // Case K >= R. Sources in an R × c grid, c = ⌈K/R⌉: source k in row k mod R,
@@ -31,8 +32,9 @@
 // block encode widened, passes/widen.h). With the circulant rows and K < R:
 // C1 = n − 1 + ⌈log₂(d+1)⌉ + ⌈log_b K⌉, C2 = n − 1 + ⌈log₂(d+1)⌉ + n·C2(K×K),
 // against the tree's C2 = n·(⌈log_b(d+1)⌉ + C2(K×K)) in block units.
-// Reed-Solomon blocks (SPEC §4.3): when A is the systematic RS matrix of
-// matrix/codes.h, A[k][s] = c_k·d_s/(x_k − y_s), and every full block is the
+// Reed-Solomon blocks (docs/decentralized.md, "Reed–Solomon points and
+// Cauchy blocks"): when A is the systematic RS matrix of matrix/codes.h,
+// A[k][s] = c_k·d_s/(x_k − y_s), and every full block is the
 // Cauchy-like matrix of its rows' x, c and its columns' y, d: it is passed to
 // the block encoder as a "cauchy" spec, so the registry's cauchy generator
 // (gen/cauchy.cpp) encodes it when its modeled time is lower (the code's

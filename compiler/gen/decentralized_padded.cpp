@@ -1,9 +1,9 @@
 // Decentralized encoding by one all-to-all encode among all N ranks (journal
-// paper Appendix B; SPEC §4.3): the K×R matrix A (systematic) or the K×N
-// generator G (non-systematic) padded to N×N — zero rows for the sinks,
-// which hold zero; for a systematic code zero columns for the sources,
-// whose results are discarded. The sinks' zero inputs cost nothing (the
-// placement drops every term that reads them).
+// paper Appendix B; docs/decentralized.md): the K×R matrix A (systematic) or
+// the K×N generator G (non-systematic) padded to N×N — zero rows for the
+// sinks, which hold zero; for a systematic code zero columns for the
+// sources, whose results are discarded. The sinks' zero inputs cost nothing
+// (the placement drops every term that reads them).
 // C1 = ⌈log_b N⌉, C2 = C2(N-rank encode) (λ = 1, prepare-and-shoot).
 // Simple and C1-optimal for the whole system, but every message is sized
 // for N ranks: the grid generators have smaller C2 when K or R is small.

@@ -1,5 +1,5 @@
 // Permuted DFT, any radix P (encode paper §V-A for P = p+1; journal §V-A,
-// Thm 4, Cor. 1; SPEC §4.2).
+// Thm 4, Cor. 1; docs/structured-matrices.md).
 //
 // K = P^H, K | q−1, β of order K; processor k ends with f(β^{rev(k)}),
 // f(z) = Σ_r x_r z^r, rev reversing the H base-P digits: the DFT matrix with

@@ -1,5 +1,5 @@
 // Draw-and-loose for Vandermonde matrices (encode paper §V-B, Thm 3;
-// journal Thm 5; SPEC §4.2).
+// journal Thm 5; docs/structured-matrices.md).
 //
 // H = max{H : P^H | gcd(K, q−1)}, Z = P^H, M = K/Z; processor j + Z·i gets
 // f(α_i·β^{rev(j)}). Draw: each of the Z columns {j + Z·w} runs

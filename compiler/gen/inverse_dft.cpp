@@ -1,4 +1,5 @@
-// Inverse of the permuted DFT (encode paper Lemma 5; SPEC §4.2).
+// Inverse of the permuted DFT (encode paper Lemma 5;
+// docs/structured-matrices.md).
 //
 // x·V(β^{rev(k)})^{-1}: the DFT's H stages run backwards (stage H first),
 // each group of P processors computing the inverse of its P×P Vandermonde

@@ -1,4 +1,4 @@
-// Inverse draw-and-loose (encode paper Lemma 6; SPEC §4.2).
+// Inverse draw-and-loose (encode paper Lemma 6; docs/structured-matrices.md).
 //
 // x·V(points)^{-1} for draw-and-loose points: the loose phase backwards
 // (inverse DFT on every row, stages H..1), then processor j + Z·i scales by

@@ -1,4 +1,5 @@
-// Lagrange matrices (encode paper §VI, Thm 4; journal Remark 9; SPEC §4.2).
+// Lagrange matrices (encode paper §VI, Thm 4; journal Remark 9;
+// docs/structured-matrices.md).
 //
 // A = V(ω)^{-1}·V(α): processor k holds f(ω_k) and wants f(α_k). Inverse
 // draw-and-loose on ω (interpolation: processor r gets the coefficient f_r),

@@ -1,16 +1,18 @@
-// Postal-model generators (SPEC §4.4): parallel prefix (Algorithms A and B)
+// Postal-model generators: parallel prefix (Algorithms A and B)
 // and broadcast in the p-port postal model with latency λ >= 1, after
 // 林彥君, 葉青松, "在郵遞模式下通訊數最佳的平行前置計算" ("Communication-step-
 // optimal parallel prefix computation in the postal model", in Chinese;
-// NTUST, NSC 87-2213-E-011-005), §2–§4; errata in SPEC §5.9 item 6 and in
-// gen/postal_prefix.cpp.
+// NTUST, NSC 87-2213-E-011-005), §2–§4; its errata (the §3.2 example's
+// W_{1,3} is {0}, not {10}; two misprints of Lemma 2 case 3) are in
+// gen/postal_prefix.cpp and docs/design.md, "Errors found in the papers".
 //
 // All three take exactly min{t : G(t) >= R} steps, the lower bound of the
 // paper's Thm 1 (passes::postal_steps_bound), with R the number of
 // processors.
 //
 // The paper writes k for the ports and p for the processors of Algorithm B;
-// here p is the ports (SPEC §1) and K the processors.
+// here p is the ports (the spec's p, as everywhere in collplan) and K the
+// processors.
 //
 // Index conventions (checked by the exact verifier over exhaustive grids):
 //   G(j) = 1 for 0 <= j < λ, G(j) = G(j−1) + p·G(j−λ) for j >= λ.

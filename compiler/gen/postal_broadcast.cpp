@@ -1,5 +1,5 @@
 // Broadcast in the p-port postal model along the spanning tree of the postal
-// prefix paper (林彥君, 葉青松, §3.1, the tree T_0; SPEC §4.4).
+// prefix paper (林彥君, 葉青松, §3.1, the tree T_0).
 //
 // Ranks are relabelled relative to the root, x = (rank − root) mod K. After
 // step j the holders are exactly x < G(j) (Thm 1 says no schedule can have

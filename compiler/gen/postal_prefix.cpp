@@ -1,6 +1,6 @@
 // Parallel prefix in the p-port postal model: Algorithms A and B of the
 // postal prefix paper (林彥君, 葉青松, "在郵遞模式下通訊數最佳的平行前置計算",
-// §3.2 Fig. 3 and §4 Fig. 4; SPEC §4.4). Conventions: gen/postal.h.
+// §3.2 Fig. 3 and §4 Fig. 4). Conventions: gen/postal.h.
 //
 // Algorithm A (one item per rank, n = K ranks). m = min{t : G(t) >= n}.
 // In step j <= m−λ+1 rank i sends its value c(i) (as at the end of step j−1)
@@ -36,11 +36,13 @@
 // empty value is not sent at all, so every combination stays a union of
 // adjacent non-empty intervals.
 //
-// Paper errors found while checking this against the exact verifier: the
-// example's W_{1,3} = {10} is {0} (SPEC §5.9 item 6), and Lemma 2 case 3
-// prints the sender as i − G(j−1) + t·G(j−λ); it is i − G(j−1) − t·G(j−λ)
-// (as in W's definition and the proof). Lemma 2 case 3's range is also
-// printed as G(j−1) + t·G(j−λ) <= i; the proof's k·G(j−λ) is meant.
+// Paper errors found while checking this against the exact verifier (listed
+// in docs/design.md, "Errors found in the papers"): the §3.2 example prints
+// W_{1,3} = {10}, but rank 1 hears in step 3 from 1 − G(2) = 0, so it is {0};
+// Lemma 2 case 3 prints the sender as i − G(j−1) + t·G(j−λ); it is
+// i − G(j−1) − t·G(j−λ) (as in W's definition and the proof). Lemma 2
+// case 3's range is also printed as G(j−1) + t·G(j−λ) <= i; the proof's
+// k·G(j−λ) is meant.
 #include <limits>
 #include <numeric>
 

@@ -1,6 +1,7 @@
 // Prepare-and-shoot — universal all-to-all encode.
 // Source: C. Wang, N. Raviv, "All-to-All Encode in Synchronous Systems"
-// (ITW 2022), §IV, Thm 1, with the corrections of SPEC §4.1/§5.9.
+// (ITW 2022), §IV, Thm 1, with the corrections listed in docs/design.md,
+// "Errors found in the papers".
 //
 // b = p+1, L = max{L : b^L < K}, Tp/Ts as in prepare_shoot.h, m = b^Tp,
 // n = b^Ts, indices mod K.
@@ -16,9 +17,10 @@
 // variables w_l (l = 0..n−1), w_l destined for rank k + l·m, indexed by l
 // (destinations may coincide mod K). Initialised at the end of round Tp:
 //   w_l = Σ_{i < min(m,K), l·m+i < K} A[k−i][k+l·m] · x_{k−i}
-// (each residue l·m+i counted once: the exact form, not the paper's eq. (3)
-// correction, SPEC §5.9 item 2). In shoot round t (δ = m·b^{t−1}, SPEC §5.9
-// item 3) rank k sends through port ρ to k + ρδ the variables whose base-b
+// (each residue l·m+i counted once: m·n >= K, and a term with l·m+i >= K
+// would wrap around mod K and count an input twice; this corrects the
+// paper's eq. (3)). In shoot round t (δ = m·b^{t−1}, the corrected shoot
+// distance) rank k sends through port ρ to k + ρδ the variables whose base-b
 // digits 0..t−2 are 0 and digit t−1 is ρ; the receiver adds each into its
 // w_{l − ρ·b^{t−1}}. When ρδ ≡ 0 (mod K) the addition is local. At the end
 // w_0 holds (x·A)_k.

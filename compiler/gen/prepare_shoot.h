@@ -1,6 +1,6 @@
-// Prepare-and-shoot: the universal all-to-all encode (encode paper §IV,
-// SPEC §4.1). Computes x·A for ANY K×K matrix A in the optimal
-// C1 = ⌈log_{p+1} K⌉ rounds with C2 = (m−1)/p + (n−1)/p.
+// Prepare-and-shoot: the universal all-to-all encode (encode paper §IV;
+// docs/design.md, "Prepare-and-shoot"). Computes x·A for ANY K×K matrix A
+// in the optimal C1 = ⌈log_{p+1} K⌉ rounds with C2 = (m−1)/p + (n−1)/p.
 #pragma once
 
 #include <cstdint>
@@ -10,14 +10,15 @@
 
 namespace collplan::gen {
 
-// The phase split of SPEC §4.1 for K processors with p ports (b = p+1):
+// The phase split for K processors with p ports (b = p+1):
 // L = max{L >= 0 : b^L < K}; Tp = L/2+1, Ts = L/2 (L even) or
 // Tp = Ts = (L+1)/2 (L odd); m = b^Tp, n = b^Ts.
 struct PrepareShootShape {
   uint32_t K = 0, p = 0, b = 0, L = 0, Tp = 0, Ts = 0;
   uint64_t m = 0, n = 0;
   uint32_t C1() const { return Tp + Ts; }
-  // The paper's C2 (Thm 1 corrected, SPEC §5.9 item 1): (m−1)/p + (n−1)/p.
+  // The paper's C2, with Thm 1's formula corrected for even L (Tp = Ts + 1):
+  // (m−1)/p + (n−1)/p (docs/design.md, "Errors found in the papers").
   uint64_t C2() const { return (m - 1) / p + (n - 1) / p; }
   // Per-round message sizes 1, b, …, b^{Tp−1}, b^{Ts−1}, …, 1.
   std::vector<uint64_t> round_sizes() const;

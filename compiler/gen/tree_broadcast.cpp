@@ -1,5 +1,6 @@
-// Broadcast on the (p+1)-nomial tree (SPEC §4.3 building block; the
-// classic one-to-all broadcast of the encode papers, b = p+1).
+// Broadcast on the (p+1)-nomial tree (a building block of decentralized
+// encoding, docs/decentralized.md; the classic one-to-all broadcast of the
+// encode papers, b = p+1).
 //
 // Relative rank x = (rank − root) mod K. Round t = 1..T, T = ⌈log_b K⌉:
 // every holder h < b^{t−1} sends all n blocks, as one message, to

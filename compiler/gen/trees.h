@@ -1,6 +1,7 @@
-// One-to-all broadcast and all-to-one reduce on trees (SPEC §4.3 building
-// blocks), for any root and any number of processors; the decentralized
-// encode places them on rank subsets (gen/decentralized.h).
+// One-to-all broadcast and all-to-one reduce on trees (building blocks of
+// decentralized encoding, docs/decentralized.md), for any root and any
+// number of processors; the decentralized encode places them on rank subsets
+// (gen/decentralized.h).
 //
 // Two shapes, each as a broadcast and as its reverse, the reduce:
 //   tree-*       the (p+1)-nomial tree: ⌈log_{p+1} K⌉ rounds, every message

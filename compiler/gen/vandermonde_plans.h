@@ -1,4 +1,5 @@
-// Building blocks of the structured-matrix generators (SPEC §4.2): plans for
+// Building blocks of the structured-matrix generators
+// (docs/structured-matrices.md): plans for
 // x·V(points) and x·V(points)^{-1} when the points have the draw-and-loose
 // structure (matrix/structured.h), built by composing verified pieces:
 //

@@ -1,7 +1,7 @@
-// Generator matrices of [N, K] codes for decentralized encoding (SPEC §4.3,
-// gen/decentralized.h). Every function returns the matrix the
-// decentralized-encode spec stores: A (K×(N−K)) for a systematic code
-// G = [I | A], or G (K×N) for a non-systematic one.
+// Generator matrices of [N, K] codes for decentralized encoding
+// (docs/decentralized.md, "Codes"; gen/decentralized.h). Every function
+// returns the matrix the decentralized-encode spec stores: A (K×(N−K)) for a
+// systematic code G = [I | A], or G (K×N) for a non-systematic one.
 //
 // Reed–Solomon [N, K]: one definition, the GRS code of matrix/structured.h
 // (rs_systematic) with all column multipliers 1 and the points of rs_points:

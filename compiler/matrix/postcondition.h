@@ -3,7 +3,8 @@
 //
 // Inputs and outputs are numbered rank-major (all of rank 0's, then rank
 // 1's, ...). `map` is num_inputs × num_outputs: output j must equal
-// Σ_i input_i · map[i][j]. Per operation (SPEC §2), with n = spec.blocks:
+// Σ_i input_i · map[i][j]. Per operation (docs/plan-format.md, "What a plan
+// computes"), with n = spec.blocks:
 //   encode        n inputs and n outputs per rank; output block b of rank k
 //                 is Σ_r x_{r,b} A[r][k] (n = 1: map = A).
 //   broadcast     root: n inputs; every rank: n outputs (the root's blocks).

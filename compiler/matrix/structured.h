@@ -1,7 +1,7 @@
 // Structured matrices over F_q: the point sets of the permuted DFT and of
-// draw-and-loose Vandermonde matrices (SPEC §4.2), their detection in given
-// points, Vandermonde inverses, Lagrange and Cauchy-like matrices, and the
-// systematic part of generalized Reed-Solomon codes.
+// draw-and-loose Vandermonde matrices (docs/structured-matrices.md), their
+// detection in given points, Vandermonde inverses, Lagrange and Cauchy-like
+// matrices, and the systematic part of generalized Reed-Solomon codes.
 //
 // Conventions. V(x) is the K×K Vandermonde matrix V[r][k] = x_k^r, so an
 // encode with A = V(x) gives processor k the evaluation f(x_k) of
@@ -89,7 +89,8 @@ Matrix cauchy_matrix(const Field& f, const std::vector<Elem>& x, const std::vect
                      const std::vector<Elem>& c, const std::vector<Elem>& d);
 void check_cauchy_params(const Field& f, const std::vector<Elem>& x, const std::vector<Elem>& y,
                          const std::vector<Elem>& c, const std::vector<Elem>& d);
-// The factorisation C = D1·V(x)^{-1}·V(y)·D2 (journal Thm 6, SPEC §4.2):
+// The factorisation C = D1·V(x)^{-1}·V(y)·D2 (journal Thm 6;
+// docs/structured-matrices.md, "Algorithms and costs"):
 // D1 = diag(−c_i·Π_{l≠i}(x_i − x_l)), D2 = diag(d_j / Π_l(y_j − x_l)).
 // Needs |x| = |y|.
 struct CauchyFactors {
@@ -103,7 +104,7 @@ CauchyFactors cauchy_factors(const Field& f, const std::vector<Elem>& x, const s
 // (V_K(x) is K×|x|: rows are powers 0..K−1). Its systematic form is
 // [I | A] with A = diag(v)^{-1}·V_K(x)^{-1}·V_K(y)·diag(v2) (K×(N−K)),
 // Cauchy-like with c_i = 1/(v_i·Π_{l≠i}(x_i − x_l)),
-// d_j = −v2_j·Π_l(y_j − x_l) (SPEC §4.2).
+// d_j = −v2_j·Π_l(y_j − x_l).
 struct RsSystematic {
   uint32_t N = 0, K = 0;
   std::vector<Elem> x, y, v, v2;

@@ -1,6 +1,6 @@
 // Plan composition: build an encode plan out of verified encode plans
-// (SPEC §4.2: draw-and-loose, Lagrange and Cauchy are compositions of
-// simpler encodes).
+// (draw-and-loose, Lagrange and Cauchy are compositions of simpler encodes:
+// docs/structured-matrices.md).
 //
 // Every function here takes and returns all-to-all encode plans (op ==
 // Encode, one input and one output slot per rank); any other operation is a

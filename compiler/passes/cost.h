@@ -1,4 +1,6 @@
-// Cost of a plan in the model of SPEC §1, and the lower bounds it is judged
+// Cost of a plan in the p-port postal model of compiler/ir/plan.h (per rank
+// and step at most one message sent and one received per port; a message
+// sent in step t is usable from step t+λ), and the lower bounds it is judged
 // against.
 //
 //   C1 = number of steps; C2 = Σ_t (largest message, in elements, sent in

@@ -1,5 +1,6 @@
 // Re-coding: put a new matrix's coefficients into a plan without touching its
-// schedule (SPEC §4.1: "the same schedule computes every K×K matrix").
+// schedule: the same prepare-and-shoot schedule computes every K×K matrix
+// (docs/design.md, "Prepare-and-shoot").
 //
 // Every op with matrix_col = c claims dst := Σ_i A[r_i][c]·s_i where slot s_i
 // holds exactly the global input r_i when the op runs. recode() finds r_i by

@@ -1,5 +1,6 @@
 // The checker must reject every mutated plan, with a message that names the
-// rank and the step, slot, port or output that is wrong (SPEC §5.2).
+// rank and the step, slot, port or output that is wrong (the plan semantics
+// of compiler/ir/plan.h; docs/design.md, "Verification").
 #include <catch2/catch.hpp>
 
 #include <functional>

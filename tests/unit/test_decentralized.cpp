@@ -1,8 +1,8 @@
 // Decentralized encoding (gen/decentralized.h): exact verification of every
-// generator over (N, K, p) grids, C1/C2 against SPEC §4.3's formulas
-// (computed here from the definitions), the codes of matrix/codes.h against
-// independent encoders, runtime replay against direct encoding, and bad
-// input.
+// generator over (N, K, p) grids, C1/C2 against the formulas of
+// docs/decentralized.md (computed here from the definitions), the codes of
+// matrix/codes.h against independent encoders, runtime replay against direct
+// encoding, and bad input.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -50,7 +50,8 @@ uint32_t div_ceil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 // Per-step message sizes of the block encode on n ranks that the
 // decentralized generators use (the registry's choice for the block's spec;
 // none for n = 1, a local scaling). Where that choice is prepare-and-shoot
-// its sizes are checked against SPEC §4.1's 1, b, …, b^{Tp−1}, b^{Ts−1}, …, 1.
+// its sizes are checked against prepare-and-shoot's 1, b, …, b^{Tp−1},
+// b^{Ts−1}, …, 1 (gen/prepare_shoot.h).
 std::vector<uint64_t> block_sizes(uint32_t n, uint32_t p) {
   if (n < 2) return {};
   const gen::CostModel cm;

@@ -1,8 +1,9 @@
-// Every operation of SPEC §2 is expressible in the IR, for λ >= 1, and the
-// checker judges it against the operation's postcondition. The plans here are
-// deliberately naive (chains and rings built by hand); generators for the
-// good algorithms come with their own issues. Each plan is also broken once
-// to show the checker is not vacuous for that operation.
+// Every operation (docs/plan-format.md, "What a plan computes") is
+// expressible in the IR, for λ >= 1, and the checker judges it against the
+// operation's postcondition. The plans here are deliberately naive (chains
+// and rings built by hand); the generators of the good algorithms are tested
+// in their own files. Each plan is also broken once to show the checker is
+// not vacuous for that operation.
 #include <catch2/catch.hpp>
 
 #include "ir/plan.h"

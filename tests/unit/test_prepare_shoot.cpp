@@ -1,6 +1,6 @@
-// Prepare-and-shoot: exhaustive verification over the small grid, the SPEC
-// §4.1 cost formulas and examples, randomized verification at scale, and
-// re-coding.
+// Prepare-and-shoot: exhaustive verification over the small grid, the cost
+// formulas and examples of docs/design.md ("Prepare-and-shoot"), randomized
+// verification at scale, and re-coding.
 #include <catch2/catch.hpp>
 
 #include "gen/prepare_shoot.h"
@@ -25,12 +25,12 @@ std::vector<Field> three_fields() { return {Field::gf256(), Field::gf65536(), Fi
 
 }  // namespace
 
-TEST_CASE("prepare-and-shoot shape follows SPEC 4.1", "[prepare_shoot]") {
+TEST_CASE("prepare-and-shoot shape: C1 and C2 of the worked examples", "[prepare_shoot]") {
   struct Ex {
     uint32_t K, p, C1;
     uint64_t C2;
   };
-  // The examples listed in SPEC §4.1.
+  // Worked examples (K, p, C1, C2 before drop-zeros), also in docs/design.md.
   const Ex ex[] = {{4, 1, 2, 2},   {8, 1, 3, 4},    {9, 2, 2, 2},      {16, 2, 3, 5},    {64, 1, 6, 14},
                    {65, 2, 4, 8},  {1000, 2, 7, 53}, {1024, 1, 10, 62}, {4096, 2, 8, 80}};
   for (const Ex& e : ex) {

@@ -1,7 +1,7 @@
-// Structured matrices (SPEC §4.2): the matrix math against independent dense
-// computations, and every structured generator's plans verified exactly
-// against matrices this file builds itself, with C1 and C2 equal to the
-// formulas. Quick tier: a representative sample; slow tier: every
+// Structured matrices (docs/structured-matrices.md): the matrix math against
+// independent dense computations, and every structured generator's plans
+// verified exactly against matrices this file builds itself, with C1 and C2
+// equal to the formulas. Quick tier: a representative sample; slow tier: every
 // applicable (K <= 256, p, P) over six fields.
 #include <catch2/catch.hpp>
 
@@ -115,7 +115,7 @@ Matrix reference_matrix(const MatrixSpec& ms, const Field& f) {
   return a;
 }
 
-// ---- cost formulas (SPEC §4.2), computed here ----------------------------
+// ---- cost formulas (docs/structured-matrices.md), computed here ----------
 
 uint32_t ceil_log(uint64_t n, uint64_t b) {
   uint32_t t = 0;
