@@ -131,7 +131,7 @@ TEST_CASE("rank-local: registry hook set exactly for the circulant generators", 
         "circulant-broadcast, circulant-allgather, circulant-allreduce, circulant-allgatherv, circulant-reduce");
 }
 
-TEST_CASE("rank-local: per-rank input/output counts as SPEC states them, without the map", "[rank-local]") {
+TEST_CASE("rank-local: per-rank input/output counts the operation defines, without the map", "[rank-local]") {
   // Broadcast root 2 of 5, n = 3: the root has the 3 inputs, everyone 3 outputs.
   Spec b = circ_spec(OpKind::Broadcast, 5, 3, 2);
   for (uint32_t k = 0; k < 5; ++k) {
