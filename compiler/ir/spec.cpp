@@ -153,6 +153,12 @@ void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
   if (s.lambda < 1) user_error("lambda = {} is invalid: postal latency must be >= 1 (1 = synchronous rounds)", s.lambda);
   if (s.lambda > 1024) user_error("lambda = {} is too large: collplan supports lambda <= 1024", s.lambda);
   if (s.blocks < 1) user_error("blocks = {} is invalid: a buffer is split into n >= 1 blocks", s.blocks);
+  // A rank holds its n blocks as slots, counted in 32 bits like every
+  // per-rank count (support/limits.h); this also bounds a rank compiled alone.
+  if (s.blocks > (uint32_t{1} << 24))
+    user_error("blocks = {} is too large: a rank holds its n blocks as slots, at most 2^24 = 16777216 (the replay's "
+               "vector length, `run --len`, covers long vectors)",
+               s.blocks);
   if ((s.op == OpKind::Broadcast || s.op == OpKind::Reduce) && s.root >= s.K)
     user_error("root = {} is not a processor (valid: 0..{})", s.root, s.K - 1);
   if (s.op == OpKind::Allgatherv && s.counts.size() != s.K)

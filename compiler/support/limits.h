@@ -23,6 +23,9 @@
 //                                 (matrix/postcondition.h): 0/1 maps, 1 GiB
 //   per-rank elements             K·n <= 2^24 (allgather, reduce-scatter), counts
 //                                 entries <= 2^24: 32-bit slot counts
+//   blocks per rank               n <= 2^24 (validate_spec_basics), also for a rank
+//                                 compiled alone
+//   whole-plan size               kMaxPlanElements below
 //   replay buffers                kMaxReplayBytes below
 //   threads                       kMaxThreads below
 #pragma once
@@ -31,6 +34,15 @@
 #include <limits>
 
 namespace collplan {
+
+// A whole plan holds every rank's program in memory: its size grows with
+// the elements the ranks receive, about K·C2 (C2 = the per-rank bound on
+// elements received, from the chosen generator's estimate, before any plan
+// is built). One received element costs ~40 bytes in the IR (a Combo, its
+// Term, the receive slot; a circulant broadcast of K = 2^20 ranks, K·C2 =
+// 2.1·10^7, holds 0.83 GB), so 2^26 elements is ~2.5 GiB. Larger broadcasts
+// and reduces are compiled one rank at a time (`compile --rank`).
+inline constexpr uint64_t kMaxPlanElements = uint64_t{1} << 26;
 
 // `collplan run`: the bytes of all inputs, outputs and expected outputs one
 // process holds (every rank's for the threads transport, its own rank's for
