@@ -166,6 +166,17 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   if (mode == "exact") vo.mode = passes::VerifyMode::Exact;
   else if (mode == "randomized") vo.mode = passes::VerifyMode::Randomized;
   else vo.mode = passes::VerifyMode::Auto;
+  // The randomized check holds `trials` values per slot of every rank:
+  // refuse, before allocating, more than 2^28 of them (1 GiB; the default
+  // already reaches a 2^-40 false-accept bound with at most 40 trials).
+  if (trials > 0) {
+    uint64_t slots = 0;
+    for (const auto& prog : plan.ranks) slots += prog.num_slots;
+    if (mul_sat(trials, slots) > (uint64_t{1} << 28))
+      user_error("--trials {}: the randomized check would hold trials x slots = {} x {} values, over the 2^28 = {} "
+                 "collplan holds (1 GiB); use fewer trials (each multiplies the false-accept bound by 1/q)",
+                 trials, trials, slots, uint64_t{1} << 28);
+  }
   vo.trials = trials;
   // A fresh seed per run unless given: a fixed seed would let a crafted
   // plan pass the randomized check on purpose.
