@@ -81,6 +81,13 @@ nlohmann::json run_json(const RunOptions& o, const ir::Plan& plan, uint32_t rank
   return j;
 }
 
+// A replay whose outputs differ: the one error line (exit status 1).
+int replay_mismatch(const std::string& what) {
+  std::cerr << "collplan: error: plan rejected (replay): the outputs differ from the direct computation: " << what
+            << "\n";
+  return 1;
+}
+
 // The replay's buffers are allocated in proportion to --len: refuse, before
 // allocating, more than kMaxReplayBytes (support/limits.h) in this process.
 void check_replay_size(const RunOptions& o, const ir::Plan& plan, bool all_ranks, ir::Rank rank) {
@@ -155,7 +162,7 @@ int run_threads(const RunOptions& o, const ir::Plan& plan) {
                           rep.equal ? std::string() : rep.first_mismatch)
                      .dump(2)
               << "\n";
-    return rep.equal ? 0 : 1;
+    return rep.equal ? 0 : replay_mismatch(rep.first_mismatch);
   }
   std::cout << fmt::format("replayed {} on {} in-process ranks, len = {} elements\n", describe(plan),
                            plan.ranks.size(), o.len);
@@ -163,7 +170,7 @@ int run_threads(const RunOptions& o, const ir::Plan& plan) {
                            rep.seconds_median, rep.seconds_min, rep.reps, rep.throughput_gbps);
   if (!rep.equal) {
     std::cout << "MISMATCH against the direct computation: " << rep.first_mismatch << "\n";
-    return 1;
+    return replay_mismatch(rep.first_mismatch);
   }
   std::cout << "output: every byte equals the direct computation of the postcondition\n";
   return 0;
@@ -299,6 +306,7 @@ int run_mpi(const RunOptions& o) {
       else
         std::cout << fmt::format("output: {} of {} ranks differ from the direct computation\n", bad_ranks, size);
     }
+    if (bad_ranks != 0 && rank == 0) replay_mismatch(fmt::format("{} of {} ranks differ", bad_ranks, size));
     MPI_Finalize();
     return bad_ranks == 0 ? 0 : 1;
   } catch (const UserError& e) {
@@ -368,7 +376,7 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
                                 *std::min_element(times.begin(), times.end()), mismatch);
     j["rank"] = o.rank;
     std::cout << j.dump(2) << "\n";
-    return mismatch.empty() ? 0 : 1;
+    return mismatch.empty() ? 0 : replay_mismatch(mismatch);
   }
   std::cout << fmt::format("replayed rank {} of {} over TCP ({} peers), len = {} elements\n", o.rank, describe(plan),
                            peers.size(), o.len);
@@ -377,7 +385,7 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
   const std::string mismatch = rt::first_mismatch(plan.spec.field, o.rank, d.expected, out);
   if (!mismatch.empty()) {
     std::cout << "MISMATCH against the direct computation: " << mismatch << "\n";
-    return 1;
+    return replay_mismatch(mismatch);
   }
   std::cout << fmt::format("output: every byte of rank {} equals the direct computation of the postcondition\n",
                            o.rank);

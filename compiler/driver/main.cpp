@@ -396,8 +396,8 @@ void check_names(const CLI::App& app, int argc, char** argv) {
 constexpr const char* kExitCodes =
     "Exit status:\n"
     "  0  success\n"
-    "  1  the plan is wrong: structure, algebra or operand order (check, import, recode, run), or a replay\n"
-    "     differs from the direct computation; the message starts \"collplan: error: plan rejected\"\n"
+    "  1  the plan is wrong: structure, algebra or operand order (any command that reads a plan), or a\n"
+    "     replay differs from the direct computation; the message starts \"collplan: error: plan rejected\"\n"
     "  2  bad input: flags, spec, a size over a limit, an unreadable, truncated or damaged file\n"
     "  3  internal error: a bug in collplan (never caused by bad input; please report it)\n"
     "Errors go to stderr, one line starting \"collplan: error:\". With --format json a JSON object\n"

@@ -66,6 +66,10 @@ std::string set_first_number(std::string text, const std::string& key, const std
 }
 
 struct Fixtures {
+  ~Fixtures() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);  // at exit: the scratch files of every case
+  }
   fs::path dir;
   std::string plan, json, truncated, bad_magic, bad_version, flipped, empty, text, bad_port, bad_sent_at, bad_to,
       algebra, bad_port_bin;
