@@ -876,34 +876,81 @@ void print_cost(const passes::CostReport& c, const gen::CostModel& m, const pass
 
 // `compile --explain`: every generator of the operation with its
 // applicability, estimated C1, C2 and modeled time, and why the winner won.
-void explain_choice(const Spec& spec, const std::string& algorithm, const gen::CostModel& m) {
-  std::cout << fmt::format("candidates (modeled time = C1*beta + C2*len*tau; beta = {}, tau = {}, len = {}; C2 after "
-                           "the default passes):\n",
-                           m.beta, m.tau, m.len);
+// A generator that is applicable but has no estimate for this spec (its
+// estimate saturates: C1 = 2^32-1) shows "-" (JSON: null) for its figures.
+nlohmann::json explain_json(const Spec& spec, const std::string& algorithm, const gen::CostModel& m) {
+  nlohmann::json j;
+  j["cost_model"] = {{"beta", m.beta}, {"tau", m.tau}, {"len", m.len}};
+  nlohmann::json list = nlohmann::json::array();
   const auto cands = gen::candidates(spec, m);
   const gen::Candidate* best = nullptr;
   const gen::Candidate* second = nullptr;
   for (const auto& c : cands) {
-    if (c.why_not.empty()) {
-      std::cout << fmt::format("  {:<28} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", c.generator->name, c.C1, c.C2,
-                               c.time);
-      if (!best || c.time < best->time) {
-        second = best;
-        best = &c;
-      } else if (!second || c.time < second->time) {
-        second = &c;
-      }
+    nlohmann::json e;
+    e["generator"] = c.generator->name;
+    const bool estimated = c.why_not.empty() && c.C1 != UINT32_MAX && c.C2 != UINT64_MAX;
+    e["applicable"] = c.why_not.empty();
+    e["why_not"] = c.why_not.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.why_not);
+    e["C1"] = estimated ? nlohmann::json(c.C1) : nlohmann::json(nullptr);
+    e["C2"] = estimated ? nlohmann::json(c.C2) : nlohmann::json(nullptr);
+    e["time"] = estimated ? nlohmann::json(c.time) : nlohmann::json(nullptr);
+    if (c.why_not.empty() && !estimated) e["note"] = "no cost estimate for this spec";
+    list.push_back(std::move(e));
+    if (!estimated) continue;
+    if (!best || c.time < best->time) {
+      second = best;
+      best = &c;
+    } else if (!second || c.time < second->time) {
+      second = &c;
+    }
+  }
+  j["candidates"] = std::move(list);
+  j["next"] = nullptr;
+  j["tie"] = false;
+  if (algorithm != "auto") {
+    j["chosen"] = algorithm;
+    j["reason"] = "requested with --algorithm";
+  } else if (best) {
+    j["chosen"] = best->generator->name;
+    j["reason"] = "least modeled time";
+    j["chosen_time"] = best->time;
+    if (second) {
+      j["next"] = second->generator->name;
+      j["next_time"] = second->time;
+      j["tie"] = second->time == best->time;
+    }
+  } else {
+    j["chosen"] = nullptr;
+    j["reason"] = "no generator applies";
+  }
+  return j;
+}
+
+void explain_choice(const Spec& spec, const std::string& algorithm, const gen::CostModel& m) {
+  const nlohmann::json j = explain_json(spec, algorithm, m);
+  std::cout << fmt::format("candidates (modeled time = C1*beta + C2*len*tau; beta = {}, tau = {}, len = {}; C2 after "
+                           "the default passes):\n",
+                           m.beta, m.tau, m.len);
+  for (const auto& c : j["candidates"]) {
+    const std::string name = c["generator"].get<std::string>();
+    if (!c["applicable"].get<bool>()) {
+      std::cout << fmt::format("  {:<28} not applicable: {}\n", name, c["why_not"].get<std::string>());
+    } else if (c["C1"].is_null()) {
+      std::cout << fmt::format("  {:<28} C1 = {:<4} C2 = {:<7} time = {:<10} ({})\n", name, "-", "-", "-",
+                               c["note"].get<std::string>());
     } else {
-      std::cout << fmt::format("  {:<28} not applicable: {}\n", c.generator->name, c.why_not);
+      std::cout << fmt::format("  {:<28} C1 = {:<4} C2 = {:<7} time = {:<10g}\n", name, c["C1"].get<uint32_t>(),
+                               c["C2"].get<uint64_t>(), c["time"].get<double>());
     }
   }
   if (algorithm != "auto") {
     std::cout << fmt::format("chosen: {} (requested with --algorithm)\n", algorithm);
-  } else if (best) {
-    std::cout << fmt::format("chosen: {}, the least modeled time {:g}", best->generator->name, best->time);
-    if (second)
-      std::cout << fmt::format(" (next: {} at {:g}{})", second->generator->name, second->time,
-                               second->time == best->time ? ", a tie: the earlier registered wins" : "");
+  } else if (!j["chosen"].is_null()) {
+    std::cout << fmt::format("chosen: {}, the least modeled time {:g}", j["chosen"].get<std::string>(),
+                             j["chosen_time"].get<double>());
+    if (!j["next"].is_null())
+      std::cout << fmt::format(" (next: {} at {:g}{})", j["next"].get<std::string>(), j["next_time"].get<double>(),
+                               j["tie"].get<bool>() ? ", a tie: the earlier registered wins" : "");
     std::cout << "\n";
   }
 }

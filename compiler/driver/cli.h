@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "gen/postal_encode.h"
 #include "ir/plan.h"
@@ -124,6 +125,18 @@ std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm);
 // `compile --explain`: every generator of the operation with its
 // applicability, estimated C1, C2 and modeled time, and why the winner won.
 void explain_choice(const Spec& spec, const std::string& algorithm, const gen::CostModel& m);
+// The same as JSON (docs/cli.md, "compile --format json"): figures that do
+// not apply are null.
+nlohmann::json explain_json(const Spec& spec, const std::string& algorithm, const gen::CostModel& m);
+
+// ---- output format and errors (docs/cli.md) -----------------------------------
+
+// `--format text|json` on compile, check, list, bound, run, verify-circulant.
+void add_format_option(CLI::App* c, std::string& format);
+// Set by a subcommand that prints JSON: an error then also prints the
+// verdict object {"ok": false, "kind": ..., "error": ..., "exit_code": ...}
+// on stdout (main.cpp).
+extern bool g_json_errors;
 
 // `compile --rank R`: rank R's program compiled alone, written as a
 // rank-local file (driver/cmd_compile_rank.cpp).

@@ -35,6 +35,7 @@
 #include "runtime/trace.h"
 #include "runtime/transport/tcp.h"
 #include "support/error.h"
+#include "support/limits.h"
 #ifdef COLLPLAN_HAVE_MPI
 #include "runtime/transport/mpi.h"
 #endif
@@ -53,7 +54,54 @@ struct RunOptions {
   bool rank_given = false;
   uint32_t timeout_ms = 10'000, connect_timeout_ms = 10'000;
   std::string trace;  // --trace FILE ("" = none)
+  std::string format = "text";  // --format text | json
+  bool json() const { return format == "json"; }
 };
+
+// `run --format json` (docs/cli.md): one object on stdout.
+nlohmann::json run_json(const RunOptions& o, const ir::Plan& plan, uint32_t ranks, double median_s, double min_s,
+                        const std::string& mismatch) {
+  nlohmann::json j{{"ok", mismatch.empty()},
+                   {"plan", {{"file", o.path},
+                             {"op", op_name(plan.spec.op)},
+                             {"K", plan.spec.K},
+                             {"p", plan.spec.p},
+                             {"lambda", plan.spec.lambda},
+                             {"field", plan.spec.field.name()},
+                             {"digest", ir::plan_digest(plan).hex()}}},
+                   {"transport", o.transport},
+                   {"ranks", ranks},
+                   {"len", o.len},
+                   {"reps", o.reps},
+                   {"seed", o.seed},
+                   {"time_median_s", median_s},
+                   {"time_min_s", min_s}};
+  j["mismatch"] = mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json(mismatch);
+  j["trace"] = o.trace.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.trace);
+  return j;
+}
+
+// A replay whose outputs differ: the one error line (exit status 1).
+int replay_mismatch(const std::string& what) {
+  std::cerr << "collplan: error: plan rejected (replay): the outputs differ from the direct computation: " << what
+            << "\n";
+  return 1;
+}
+
+// The replay's buffers are allocated in proportion to --len: refuse, before
+// allocating, more than kMaxReplayBytes (support/limits.h) in this process.
+void check_replay_size(const RunOptions& o, const ir::Plan& plan, bool all_ranks, ir::Rank rank) {
+  uint64_t rows = 0;
+  for (ir::Rank r = 0; r < plan.ranks.size(); ++r)
+    if (all_ranks || r == rank)
+      rows += uint64_t{plan.ranks[r].num_slots} + plan.ranks[r].inputs.size() + 2 * plan.ranks[r].outputs.size();
+  const uint64_t bytes = mul_sat(mul_sat(rows, o.len), plan.spec.field.elem_bytes());
+  if (bytes > kMaxReplayBytes)
+    user_error("--len {}: the replay would hold {} vectors of {} elements ({} bytes each; inputs, outputs and the "
+               "expected outputs{}) = {} bytes, over the limit 2^32 = {} bytes; use a smaller --len",
+               o.len, rows, o.len, plan.spec.field.elem_bytes(), all_ranks ? " of every rank" : " of this rank",
+               bytes == UINT64_MAX ? std::string("more than 2^64") : std::to_string(bytes), kMaxReplayBytes);
+}
 
 // What a trace says about its run (otherData).
 nlohmann::json trace_meta(const RunOptions& o, const ir::Plan& plan, uint32_t ranks) {
@@ -100,12 +148,21 @@ int run_threads(const RunOptions& o, const ir::Plan& plan) {
       return tracers[r].get();
     };
   }
+  check_replay_size(o, plan, true, 0);
   const auto rep = rt::replay_and_compare(plan, o.len, o.seed, o.reps, topt);
   if (!o.trace.empty()) {
     std::vector<rt::TraceEvent> events;
     for (const auto& t : tracers) events.insert(events.end(), t->events().begin(), t->events().end());
     rt::write_trace(o.trace, events, trace_meta(o, plan, static_cast<uint32_t>(plan.ranks.size())));
-    std::cout << fmt::format("trace: wrote {} ({} events, {} ranks)\n", o.trace, events.size(), plan.ranks.size());
+    if (!o.json())
+      std::cout << fmt::format("trace: wrote {} ({} events, {} ranks)\n", o.trace, events.size(), plan.ranks.size());
+  }
+  if (o.json()) {
+    std::cout << run_json(o, plan, static_cast<uint32_t>(plan.ranks.size()), rep.seconds_median, rep.seconds_min,
+                          rep.equal ? std::string() : rep.first_mismatch)
+                     .dump(2)
+              << "\n";
+    return rep.equal ? 0 : replay_mismatch(rep.first_mismatch);
   }
   std::cout << fmt::format("replayed {} on {} in-process ranks, len = {} elements\n", describe(plan),
                            plan.ranks.size(), o.len);
@@ -113,7 +170,7 @@ int run_threads(const RunOptions& o, const ir::Plan& plan) {
                            rep.seconds_median, rep.seconds_min, rep.reps, rep.throughput_gbps);
   if (!rep.equal) {
     std::cout << "MISMATCH against the direct computation: " << rep.first_mismatch << "\n";
-    return 1;
+    return replay_mismatch(rep.first_mismatch);
   }
   std::cout << "output: every byte equals the direct computation of the postcondition\n";
   return 0;
@@ -140,6 +197,7 @@ int run_mpi(const RunOptions& o) {
     plan = load_plan(o.path);
     passes::verify(plan);  // never replay an unchecked plan
     mpi::check_comm_size(plan, MPI_COMM_WORLD);
+    check_replay_size(o, plan, false, static_cast<ir::Rank>(rank));
     d = rt::rank_replay_data(plan, static_cast<ir::Rank>(rank), o.len, o.seed);
     if (rank == 0) check_trace_path(o.trace);
   } catch (const VerifyError& e) {
@@ -149,13 +207,29 @@ int run_mpi(const RunOptions& o) {
     code = 2;
     error = e.what();
   }
-  int worst = 0;
+  int worst = 0, best = 0;
   MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&code, &best, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   bool collective_phase = true;
   try {
     if (worst != 0) {
-      if (code == 0) error = "stopped: another rank failed to set up";
-      std::cerr << fmt::format("collplan: error: MPI rank {}: {}\n", rank, error) << std::flush;
+      // Every rank failed alike (a wrong -np, a missing plan file): rank 0
+      // says it once. Otherwise each failing rank names itself.
+      if (best == worst) {
+        if (rank == 0) std::cerr << fmt::format("collplan: error: {}\n", error) << std::flush;
+      } else if (code != 0) {
+        std::cerr << fmt::format("collplan: error: MPI rank {}: {}\n", rank, error) << std::flush;
+      } else if (rank == 0) {
+        std::cerr << "collplan: error: stopped: another rank failed to set up\n" << std::flush;
+      }
+      if (o.json() && rank == 0)
+        std::cout << nlohmann::json{{"ok", false},
+                                    {"kind", worst == 1 ? "structure" : "input"},
+                                    {"error", error.empty() ? std::string("another rank failed to set up") : error},
+                                    {"exit_code", worst}}
+                         .dump(2)
+                  << "\n"
+                  << std::flush;
       MPI_Barrier(MPI_COMM_WORLD);  // mpirun kills the job once one process exits non-zero
       MPI_Finalize();
       return worst;
@@ -213,7 +287,13 @@ int run_mpi(const RunOptions& o) {
       MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all_events.data(), counts.data(), displs.data(), MPI_BYTE, 0,
                   MPI_COMM_WORLD);
     }
-    if (rank == 0) {
+    if (rank == 0 && o.json()) {
+      if (tracer) rt::write_trace(o.trace, all_events, trace_meta(o, plan, static_cast<uint32_t>(size)));
+      nlohmann::json j = run_json(o, plan, static_cast<uint32_t>(size), median(times),
+                                  *std::min_element(times.begin(), times.end()),
+                                  bad_ranks == 0 ? std::string() : fmt::format("{} of {} ranks differ", bad_ranks, size));
+      std::cout << j.dump(2) << "\n" << std::flush;
+    } else if (rank == 0) {
       if (tracer) {
         rt::write_trace(o.trace, all_events, trace_meta(o, plan, static_cast<uint32_t>(size)));
         std::cout << fmt::format("trace: wrote {} ({} events, {} ranks)\n", o.trace, all_events.size(), size);
@@ -226,6 +306,7 @@ int run_mpi(const RunOptions& o) {
       else
         std::cout << fmt::format("output: {} of {} ranks differ from the direct computation\n", bad_ranks, size);
     }
+    if (bad_ranks != 0 && rank == 0) replay_mismatch(fmt::format("{} of {} ranks differ", bad_ranks, size));
     MPI_Finalize();
     return bad_ranks == 0 ? 0 : 1;
   } catch (const UserError& e) {
@@ -233,9 +314,10 @@ int run_mpi(const RunOptions& o) {
       std::cerr << fmt::format("collplan: error: MPI rank {}: {}\n", rank, e.what()) << std::flush;
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    // Every rank raised this error alike: print it, then wait for the others
-    // to print theirs (mpirun kills the job once one process exits non-zero).
-    std::cerr << fmt::format("collplan: error: MPI rank {}: {}\n", rank, e.what()) << std::flush;
+    // Every rank raised this error alike: rank 0 prints it, then every rank
+    // waits for the others (mpirun kills the job once one process exits
+    // non-zero).
+    if (rank == 0) std::cerr << fmt::format("collplan: error: {}\n", e.what()) << std::flush;
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 2;
@@ -259,6 +341,7 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
   rt::TcpOptions topt;
   topt.timeout = std::chrono::milliseconds(o.timeout_ms);
   topt.connect_timeout = std::chrono::milliseconds(o.connect_timeout_ms);
+  check_replay_size(o, plan, false, o.rank);
   const rt::RankReplayData d = rt::rank_replay_data(plan, o.rank, o.len, o.seed);
   rt::Engine eng(plan, o.rank);
   if (o.rank == 0) check_trace_path(o.trace);
@@ -283,8 +366,17 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
     rt::gather_trace(tr, events);
     if (o.rank == 0) {
       rt::write_trace(o.trace, events, trace_meta(o, plan, static_cast<uint32_t>(peers.size())));
-      std::cout << fmt::format("trace: wrote {} ({} events, {} ranks)\n", o.trace, events.size(), peers.size());
+      if (!o.json())
+        std::cout << fmt::format("trace: wrote {} ({} events, {} ranks)\n", o.trace, events.size(), peers.size());
     }
+  }
+  if (o.json()) {
+    const std::string mismatch = rt::first_mismatch(plan.spec.field, o.rank, d.expected, out);
+    nlohmann::json j = run_json(o, plan, static_cast<uint32_t>(peers.size()), median(times),
+                                *std::min_element(times.begin(), times.end()), mismatch);
+    j["rank"] = o.rank;
+    std::cout << j.dump(2) << "\n";
+    return mismatch.empty() ? 0 : replay_mismatch(mismatch);
   }
   std::cout << fmt::format("replayed rank {} of {} over TCP ({} peers), len = {} elements\n", o.rank, describe(plan),
                            peers.size(), o.len);
@@ -293,7 +385,7 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
   const std::string mismatch = rt::first_mismatch(plan.spec.field, o.rank, d.expected, out);
   if (!mismatch.empty()) {
     std::cout << "MISMATCH against the direct computation: " << mismatch << "\n";
-    return 1;
+    return replay_mismatch(mismatch);
   }
   std::cout << fmt::format("output: every byte of rank {} equals the direct computation of the postcondition\n",
                            o.rank);
@@ -301,6 +393,7 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
 }
 
 int run_command(const RunOptions& o) {
+  g_json_errors = o.json();
   if (o.len == 0) user_error("--len 0: vectors need at least one element");
   if (o.reps == 0) user_error("--reps 0: at least one repetition");
   if (o.transport == "mpi") {
@@ -348,6 +441,14 @@ void add_run_command(CLI::App& app, CommandList& cmds) {
   run->add_option("--trace", o->trace,
                   "write a Chrome trace (Perfetto, chrome://tracing) of the timed runs here: per rank, post, wait and "
                   "combine spans per step (mpi, tcp: rank 0 gathers all ranks' events and writes it)");
+  add_format_option(run, o->format);
+  run->footer("Examples:\n"
+              "  collplan run a.cplan --len 65536\n"
+              "  collplan run a.cplan --format json\n"
+              "  mpirun -np 64 collplan run a.cplan --transport mpi --len 65536\n"
+              "  collplan run a.cplan --transport tcp --peers peers.txt --rank 0\n"
+              "Exit status: 0 every output byte is right; 1 the plan is rejected or a replay differs;\n"
+              "2 bad input (under mpirun every rank exits 2, the error is printed once); 3 internal error.");
   cmds.push_back({run, [o] { return run_command(*o); }});
 }
 

@@ -8,11 +8,14 @@
 //   --reference         the same with the per-rank Algorithms 2–5 (O(q³)
 //                       per rank): slow, the path the fast one is tested
 //                       against.
-//   --p P --sample-ranks S
+//   --K K --sample-ranks S
 //                       spot check of S ranks of one p <= 2^31 (0, 1, p−1,
 //                       the skips and their neighbours, then seeded random
 //                       ranks) with the per-rank algorithms only.
-// Exit status 1 and the first violation when a schedule is wrong.
+// Exit status 1 and the first violation when a schedule is wrong. The
+// processor count is --K (--Kmin/--Kmax for the sweep), as everywhere in
+// collplan; --p, which means ports elsewhere, is refused with a pointer to --K
+// (the circulant schedules have one port). `p` below is the paper's name.
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -23,11 +26,13 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "driver/cli.h"
 #include "gen/circulant_check.h"
 #include "matrix/matrix.h"
 #include "support/error.h"
+#include "support/limits.h"
 
 namespace collplan::cli {
 
@@ -42,6 +47,7 @@ struct VerifyCirculantFlags {
   unsigned threads = 0;
   double progress = 10;
   bool reference = false;
+  std::string format = "text";
 };
 
 std::string eta_text(double s) {
@@ -55,10 +61,11 @@ std::string eta_text(double s) {
 double work_of(uint64_t p) { return static_cast<double>(p) * (gen::Circulant(p).q() + 1); }
 
 int run_all(const VerifyCirculantFlags& f) {
-  if (f.pmax < f.pmin) user_error("--pmax {} is below --pmin {}", f.pmax, f.pmin);
-  if (f.pmin < 1) user_error("--pmin 0: p starts at 1 processor");
+  if (f.pmax < f.pmin) user_error("--Kmax {} is below --Kmin {}", f.pmax, f.pmin);
+  if (f.pmin < 1) user_error("--Kmin 0: K starts at 1 processor");
+  if (f.threads > kMaxThreads) user_error("--threads {} is too many: at most {}", f.threads, kMaxThreads);
   if (f.pmax > (uint64_t{1} << 24))
-    user_error("--pmax {} is too large for the whole-p sweep (at most 16777216); spot-check larger p with --p P "
+    user_error("--Kmax {} is too large for the whole-K sweep (at most 16777216); spot-check larger K with --K K "
                "--sample-ranks S",
                f.pmax);
   const unsigned T = f.threads ? f.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -115,6 +122,19 @@ int run_all(const VerifyCirculantFlags& f) {
   for (auto& th : pool) th.join();
   const double el = since(t0);
   if (failed) verify_error("circulant schedule invalid: {}", error);
+  if (f.format == "json") {
+    std::cout << nlohmann::json{{"ok", true},
+                                {"mode", "sweep"},
+                                {"Kmin", f.pmin},
+                                {"Kmax", f.pmax},
+                                {"path", f.reference ? "reference" : "fast"},
+                                {"threads", T},
+                                {"ranks_checked", ranks_done.load()},
+                                {"seconds", el}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
   std::cout << fmt::format("verified every rank of every p in [{}, {}] ({} path, {} threads): {} ranks in {:.2f} s, "
                            "{:.3g} ranks/s\n",
                            f.pmin, f.pmax, f.reference ? "per-rank reference" : "whole-p fast", T, ranks_done.load(),
@@ -124,8 +144,13 @@ int run_all(const VerifyCirculantFlags& f) {
 
 int run_sample(const VerifyCirculantFlags& f) {
   if (f.p < 1 || f.p > gen::kCirculantMaxP)
-    user_error("--p {} is out of range (valid: 1..{})", f.p, gen::kCirculantMaxP);
+    user_error("--K {} is out of range (valid: 1..{})", f.p, gen::kCirculantMaxP);
   if (f.sample == 0) user_error("--sample-ranks 0: give the number of ranks to check (>= 1)");
+  if (f.sample > kMaxSampleRanks)
+    user_error("--sample-ranks {} is too many: at most 2^24 = {} (the ranks are held in a set; --Kmax checks every "
+               "rank of every K up to 2^24)",
+               f.sample, kMaxSampleRanks);
+  if (f.threads > kMaxThreads) user_error("--threads {} is too many: at most {}", f.threads, kMaxThreads);
   const gen::Circulant c(f.p);
   // The ranks most likely to hit a corner: the ends, the skips and their
   // neighbours; then seeded uniform ones.
@@ -165,6 +190,13 @@ int run_sample(const VerifyCirculantFlags& f) {
   for (auto& th : pool) th.join();
   const double el = since(t0);
   if (failed) verify_error("circulant schedule invalid: {}", error);
+  if (f.format == "json") {
+    std::cout << nlohmann::json{{"ok", true},           {"mode", "sample"}, {"K", f.p}, {"q", c.q()},
+                                {"ranks_checked", ranks.size()}, {"seed", f.seed},   {"threads", T}, {"seconds", el}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
   std::cout << fmt::format("verified {} sampled ranks of p = {} (q = {}; each rank's schedule and its {} senders' and "
                            "receivers'): {:.3f} s, {:.3g} ranks/s\n",
                            ranks.size(), f.p, c.q(), 2 * c.q(), el, ranks.size() / std::max(el, 1e-9));
@@ -175,23 +207,36 @@ int run_sample(const VerifyCirculantFlags& f) {
 
 void add_verify_circulant_command(CLI::App& app, CommandList& cmds) {
   static VerifyCirculantFlags f;
+  static uint64_t ports = 0;
   auto* c = app.add_subcommand("verify-circulant",
-                               "check Träff's circulant broadcast schedules: every rank of every p <= --pmax, or "
-                               "sampled ranks of one --p up to 2^31");
-  c->add_option("--pmax", f.pmax, "check every rank of every p in [--pmin, --pmax] (at most 2^24)");
-  c->add_option("--pmin", f.pmin, "smallest p of the sweep")->capture_default_str();
-  c->add_option("--p", f.p, "spot check: the processor count (1..2^31)");
-  c->add_option("--sample-ranks", f.sample, "spot check: number of ranks of --p to check");
+                               "check Träff's circulant broadcast schedules: every rank of every K <= --Kmax, or "
+                               "sampled ranks of one --K up to 2^31");
+  c->add_option("--Kmax,--pmax", f.pmax, "check every rank of every K in [--Kmin, --Kmax] (at most 2^24)");
+  c->add_option("--Kmin,--pmin", f.pmin, "smallest K of the sweep")->capture_default_str();
+  c->add_option("--K", f.p, "spot check: the processor count (1..2^31)");
+  c->add_option("--p", ports, "refused: the processor count is --K (p means ports in collplan; these schedules have one)")
+      ->group("");
+  c->add_option("--sample-ranks", f.sample, "spot check: number of ranks of --K to check (at most 2^24)");
   c->add_option("--seed", f.seed, "spot check: seed of the random ranks")->capture_default_str();
-  c->add_option("--threads", f.threads, "worker threads (default: hardware concurrency)");
+  c->add_option("--threads", f.threads, "worker threads (default: hardware concurrency; at most 1024)");
   c->add_option("--progress", f.progress, "seconds between progress lines on stderr")->capture_default_str();
   c->add_flag("--reference", f.reference, "sweep with the per-rank algorithms (O(q^3) per rank) instead of the fast path");
+  add_format_option(c, f.format);
+  c->footer("Examples:\n"
+            "  collplan verify-circulant --Kmax 16384 --threads 2\n"
+            "  collplan verify-circulant --K 2147483648 --sample-ranks 1000 --format json\n"
+            "Exit status: 0 every checked schedule is valid; 1 a schedule is wrong; 2 bad input.");
   cmds.push_back({c, [c] {
-                    const bool sweep = c->count("--pmax") > 0, sample = c->count("--p") + c->count("--sample-ranks") > 0;
+                    g_json_errors = f.format == "json";
+                    if (c->count("--p") > 0)
+                      user_error("verify-circulant: --p is the port count in collplan (these schedules have one "
+                                 "port); give the processor count as --K, e.g. --K {} --sample-ranks 100",
+                                 ports);
+                    const bool sweep = c->count("--Kmax") > 0, sample = c->count("--K") + c->count("--sample-ranks") > 0;
                     if (sweep == sample)
-                      user_error("verify-circulant: give either --pmax N, or --p P with --sample-ranks S");
-                    if (sample && (c->count("--p") == 0 || c->count("--sample-ranks") == 0))
-                      user_error("verify-circulant: a spot check needs both --p P and --sample-ranks S");
+                      user_error("verify-circulant: give either --Kmax N, or --K K with --sample-ranks S");
+                    if (sample && (c->count("--K") == 0 || c->count("--sample-ranks") == 0))
+                      user_error("verify-circulant: a spot check needs both --K K and --sample-ranks S");
                     return sweep ? run_all(f) : run_sample(f);
                   }});
 }

@@ -4,6 +4,8 @@
 //
 // Exit status: 0 success; 1 the plan is wrong (checker or replay mismatch);
 // 2 bad input (spec, file, flags); 3 internal error (a collplan bug).
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -29,6 +31,7 @@
 #include "passes/verify.h"
 #include "passes/verify_order.h"
 #include "support/error.h"
+#include "support/limits.h"
 
 using namespace collplan;
 
@@ -43,7 +46,7 @@ using Costing = gen::CostModel;
 // encodes, as CSV: [I | A] (K x 2K) of the GRS [2K, K] code of an
 // rs-systematic spec; for decentralized-encode, [I | A] (K x N) of a
 // systematic code or G (K x N) — the same rows the sinks' symbols come from.
-void write_generator(const Spec& spec, const std::string& path) {
+std::string write_generator(const Spec& spec, const std::string& path) {
   const MatrixSpec& ms = spec.matrix;
   Matrix g;
   std::string what;
@@ -75,16 +78,29 @@ void write_generator(const Spec& spec, const std::string& path) {
   for (uint32_t i = 0; i < g.rows; ++i)
     for (uint32_t j = 0; j < g.cols; ++j) f << g.at(i, j) << (j + 1 == g.cols ? "\n" : ",");
   if (!f) user_error("cannot write generator matrix file '{}'", path);
-  std::cout << fmt::format("wrote {} (the {} x {} generator matrix)\n", path, g.rows, g.cols);
+  return fmt::format("wrote {} (the {} x {} generator matrix)", path, g.rows, g.cols);
+}
+
+// The plan a compile made, as JSON (`compile --format json`, docs/cli.md).
+nlohmann::json plan_summary_json(const Spec& spec, const ir::Plan& plan) {
+  nlohmann::json j{{"op", op_name(spec.op)}, {"K", spec.K}, {"p", spec.p}, {"lambda", spec.lambda},
+                   {"field", spec.field.name()}, {"blocks", plan.spec.blocks}, {"algorithm", plan.spec.algorithm}};
+  j["N"] = spec.op == OpKind::DecentralizedEncode ? nlohmann::json(spec.N) : nlohmann::json(nullptr);
+  j["matrix"] = spec.op == OpKind::Encode ? nlohmann::json(plan.spec.matrix.family) : nlohmann::json(nullptr);
+  return j;
 }
 
 int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
                 const std::string& json_out, bool with_matrix, bool quiet, bool explain, const std::string& gen_out,
-                const Costing& given) {
+                const Costing& given, bool as_json) {
   Spec spec = build_spec(sf);
   Costing m = given;
   const std::string blocks_note = sf.blocks_auto ? resolve_auto_blocks(spec, m) : std::string();
-  if (explain) explain_choice(spec, algorithm, m);
+  nlohmann::json j;
+  if (explain) {
+    if (as_json) j["explain"] = explain_json(spec, algorithm, m);
+    else explain_choice(spec, algorithm, m);
+  }
   passes::CompileOptions opt;
   opt.algorithm = algorithm;
   opt.cost_model = m;
@@ -95,6 +111,27 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     for (const auto& line : res.log) std::cerr << "  " << line << "\n";
   if (!out.empty()) ir::write_binary(res.plan, out);
   if (!json_out.empty()) ir::write_json_file(res.plan, json_out, with_matrix, passes::cost_json(res.cost));
+  std::vector<std::string> notes;
+  if (spec.op == OpKind::Encode && spec.p + 1 > spec.K && res.plan.spec.algorithm == "prepare-shoot")
+    notes.push_back(fmt::format("K <= p: one round on K-1 = {} ports; the other {} ports stay idle (nothing they could "
+                                "carry shortens the round or its 1-element messages)",
+                                spec.K - 1, spec.p - (spec.K - 1)));
+  const std::string gen_line = gen_out.empty() ? std::string() : write_generator(res.plan.spec, gen_out);
+  if (as_json) {
+    j["ok"] = true;
+    j["plan"] = plan_summary_json(spec, res.plan);
+    j["verified"] = res.verify.describe();
+    j["cost"] = passes::cost_json(res.cost);
+    j["generator_cost"] = {{"C1", res.generator_cost.C1}, {"C2", res.generator_cost.C2}};
+    j["cost_model"] = {{"beta", m.beta}, {"tau", m.tau}, {"len", m.len}};
+    j["notes"] = notes;
+    j["files"] = {{"binary", out.empty() ? nlohmann::json(nullptr) : nlohmann::json(out)},
+                  {"json", json_out.empty() ? nlohmann::json(nullptr) : nlohmann::json(json_out)},
+                  {"generator", gen_out.empty() ? nlohmann::json(nullptr) : nlohmann::json(gen_out)}};
+    j["digest"] = ir::plan_digest(res.plan).hex();
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
   std::cout << fmt::format("plan: {} K={}{} p={} lambda={} field={}{} algorithm={}\n", op_name(spec.op), spec.K,
                            spec.op == OpKind::DecentralizedEncode ? fmt::format(" N={}", spec.N) : std::string(), spec.p,
                            spec.lambda, spec.field.name(),
@@ -113,14 +150,11 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
                                spec.N - 1, spec.K);
   }
   std::cout << fmt::format("verified: {}\n", res.verify.describe());
-  if (spec.op == OpKind::Encode && spec.p + 1 > spec.K && res.plan.spec.algorithm == "prepare-shoot")
-    std::cout << fmt::format("note: K <= p: one round on K-1 = {} ports; the other {} ports stay idle (nothing they could "
-                             "carry shortens the round or its 1-element messages)\n",
-                             spec.K - 1, spec.p - (spec.K - 1));
+  for (const auto& n : notes) std::cout << "note: " << n << "\n";
   print_cost(res.cost, m, &res.generator_cost);
   if (!out.empty()) std::cout << fmt::format("wrote {} (digest {})\n", out, ir::plan_digest(res.plan).hex());
   if (!json_out.empty()) std::cout << fmt::format("wrote {}\n", json_out);
-  if (!gen_out.empty()) write_generator(res.plan.spec, gen_out);
+  if (!gen_line.empty()) std::cout << gen_line << "\n";
   return 0;
 }
 
@@ -132,6 +166,17 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   if (mode == "exact") vo.mode = passes::VerifyMode::Exact;
   else if (mode == "randomized") vo.mode = passes::VerifyMode::Randomized;
   else vo.mode = passes::VerifyMode::Auto;
+  // The randomized check holds `trials` values per slot of every rank:
+  // refuse, before allocating, more than 2^28 of them (1 GiB; the default
+  // already reaches a 2^-40 false-accept bound with at most 40 trials).
+  if (trials > 0) {
+    uint64_t slots = 0;
+    for (const auto& prog : plan.ranks) slots += prog.num_slots;
+    if (mul_sat(trials, slots) > (uint64_t{1} << 28))
+      user_error("--trials {}: the randomized check would hold trials x slots = {} x {} values, over the 2^28 = {} "
+                 "collplan holds (1 GiB); use fewer trials (each multiplies the false-accept bound by 1/q)",
+                 trials, trials, slots, uint64_t{1} << 28);
+  }
   vo.trials = trials;
   // A fresh seed per run unless given: a fixed seed would let a crafted
   // plan pass the randomized check on purpose.
@@ -179,7 +224,32 @@ int cmd_show(const std::string& path, std::optional<uint32_t> rank) {
   return 0;
 }
 
-int cmd_list() {
+int cmd_list(bool as_json) {
+  struct FieldInfo {
+    const char *name, *description;
+  };
+  static constexpr FieldInfo kFields[] = {{"gf256", "GF(2^8), polynomial 0x11D (ISA-L's)"},
+                                          {"gf65536", "GF(2^16), polynomial 0x1100B"},
+                                          {"prime:Q", "GF(Q) for a prime 2 <= Q < 2^31, e.g. prime:65537"}};
+  if (as_json) {
+    nlohmann::json j;
+    j["generators"] = nlohmann::json::array();
+    for (const auto& g : gen::generators()) {
+      std::vector<std::string> ops;
+      for (OpKind op : g.ops) ops.push_back(op_name(op));
+      j["generators"].push_back({{"name", g.name}, {"ops", ops}, {"description", g.description},
+                                 {"rank_local", static_cast<bool>(g.build_rank)}});
+    }
+    j["passes"] = nlohmann::json::array();
+    for (const auto& p : passes::pass_registry())
+      j["passes"].push_back({{"name", p.name}, {"description", p.description}, {"default", p.in_default_pipeline}});
+    j["fields"] = nlohmann::json::array();
+    for (const auto& f : kFields) j["fields"].push_back({{"name", f.name}, {"description", f.description}});
+    j["operations"] = nlohmann::json::array();
+    for (OpKind op : all_ops()) j["operations"].push_back(op_name(op));
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
   std::cout << "generators:\n";
   for (const auto& g : gen::generators()) {
     std::string ops;
@@ -190,28 +260,37 @@ int cmd_list() {
   std::cout << "passes:\n";
   for (const auto& p : passes::pass_registry())
     std::cout << fmt::format("  {:<20} {}{}\n", p.name, p.description, p.in_default_pipeline ? "" : " (on request)");
-  std::cout << "fields:\n"
-               "  gf256                GF(2^8), polynomial 0x11D (ISA-L's)\n"
-               "  gf65536              GF(2^16), polynomial 0x1100B\n"
-               "  prime:Q              GF(Q) for a prime 2 <= Q < 2^31, e.g. prime:65537\n";
+  std::cout << "fields:\n";
+  for (const auto& f : kFields) std::cout << fmt::format("  {:<20} {}\n", f.name, f.description);
   std::cout << "operations:\n ";
   for (OpKind op : all_ops()) std::cout << " " << op_name(op);
   std::cout << "\n";
   return 0;
 }
 
-int cmd_bound(uint32_t K, uint32_t p, uint32_t lambda) {
-  Spec s;
-  s.K = K;
-  s.p = p;
-  s.lambda = lambda;
-  validate_spec_basics(s);
-  std::cout << fmt::format("K = {}, p = {}, lambda = {}\n", K, p, lambda);
-  std::cout << fmt::format("steps for any input to reach every processor: min{{t : G(t) >= K}} = {}\n",
-                           passes::postal_steps_bound(K, p, lambda));
-  std::cout << fmt::format("universal encode, C1 >= ceil(log_(p+1) K) = {} (Lemma 1, lambda = 1)\n", passes::lemma1_bound(K, p));
-  std::cout << fmt::format("universal encode, C2 >= {} (Lemma 2)\n", passes::lemma2_bound(K, p));
+int cmd_bound(uint32_t K, uint32_t p, uint32_t lambda, bool as_json) {
+  // The bounds are formulas in K, p, lambda: nothing of size K is built, so
+  // K may be any whole-plan rank count (validate_spec_basics' other limits
+  // are about plans).
+  if (K < 2) user_error("K = {} is too small: a collective needs K >= 2 processors", K);
+  if (K > kMaxPlanRanks) user_error("K = {} is too large: collplan supports K <= {}", K, kMaxPlanRanks);
+  if (p < 1 || p > 1024) user_error("p = {} is out of range: collplan supports 1 <= p <= 1024 ports", p);
+  if (lambda < 1 || lambda > 1024)
+    user_error("lambda = {} is out of range: collplan supports 1 <= lambda <= 1024 (1 = synchronous rounds)", lambda);
+  const auto steps = passes::postal_steps_bound(K, p, lambda);
+  const auto l1 = passes::lemma1_bound(K, p);
+  const auto l2 = passes::lemma2_bound(K, p);
   const auto sh = gen::prepare_shoot_shape(K, p);
+  if (as_json) {
+    nlohmann::json j{{"K", K}, {"p", p}, {"lambda", lambda}, {"postal_steps", steps}, {"encode_C1", l1},
+                     {"encode_C2", l2}, {"prepare_shoot", {{"C1", sh.C1()}, {"C2", sh.C2()}}}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("K = {}, p = {}, lambda = {}\n", K, p, lambda);
+  std::cout << fmt::format("steps for any input to reach every processor: min{{t : G(t) >= K}} = {}\n", steps);
+  std::cout << fmt::format("universal encode, C1 >= ceil(log_(p+1) K) = {} (Lemma 1, lambda = 1)\n", l1);
+  std::cout << fmt::format("universal encode, C2 >= {} (Lemma 2)\n", l2);
   std::cout << fmt::format("prepare-and-shoot achieves C1 = {}, C2 = {} (paper schedule, lambda = 1)\n", sh.C1(), sh.C2());
   return 0;
 }
@@ -242,6 +321,111 @@ int cmd_recode(const std::string& in, const SpecFlags& sf, const std::string& ou
   return 0;
 }
 
+// ---- conventions: errors, suggestions, help (docs/cli.md) ---------------------
+
+// Levenshtein distance, case-insensitive (`--k` is one edit from `--K`
+// and counts as none).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// The closest of `names` to `word` when it is close enough to be a typo
+// (at most a third of the word's length, at least 1 edit, or a prefix).
+std::string closest(const std::string& word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const auto& n : names) {
+    size_t d = edit_distance(word, n);
+    if (word.size() >= 3 && n.rfind(word, 0) == 0) d = std::min<size_t>(d, 1);  // a prefix: "comp" -> "compile"
+    if (d < best_d) best_d = d, best = n;
+  }
+  return best_d <= std::max<size_t>(1, word.size() / 3) ? best : std::string();
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& names) {
+  const std::string c = closest(word, names);
+  return c.empty() ? std::string() : fmt::format("; did you mean '{}'?", c);
+}
+
+// Before CLI11 parses: an unknown subcommand, or an unknown --option of the
+// chosen one, gets a suggestion (CLI11 itself says "A subcommand is
+// required" or "arguments were not expected"). UserError, exit status 2.
+void check_names(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(c->get_name());
+  int at = 1;
+  while (at < argc && argv[at][0] == '-') ++at;  // --help, --version before the command
+  if (at >= argc) return;
+  const std::string cmd = argv[at];
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (c->get_name() == cmd) sub = c;
+  if (!sub) {
+    std::string valid;
+    for (const auto& c : commands) valid += (valid.empty() ? "" : ", ") + c;
+    const std::string dym = did_you_mean(cmd, commands);
+    user_error("unknown command '{}'{}{}", cmd, dym,
+               dym.empty() ? fmt::format(" (commands: {}; see collplan --help)", valid) : std::string());
+  }
+  std::vector<std::string> options;
+  for (const CLI::Option* o : sub->get_options()) {
+    for (const auto& l : o->get_lnames()) options.push_back("--" + l);
+    for (const auto& sn : o->get_snames()) options.push_back("-" + sn);
+  }
+  for (int i = at + 1; i < argc; ++i) {
+    const std::string tok = argv[i];
+    if (tok == "--") break;
+    if (tok.size() < 3 || tok.rfind("--", 0) != 0) continue;
+    const std::string name = tok.substr(0, tok.find('='));
+    if (sub->get_option_no_throw(name) != nullptr) continue;
+    user_error("unknown option '{}' for 'collplan {}'{}", name, cmd,
+               did_you_mean(name, options).empty() ? fmt::format(" (see collplan {} --help)", cmd)
+                                                    : did_you_mean(name, options));
+  }
+}
+
+constexpr const char* kExitCodes =
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  the plan is wrong: structure, algebra or operand order (any command that reads a plan), or a\n"
+    "     replay differs from the direct computation; the message starts \"collplan: error: plan rejected\"\n"
+    "  2  bad input: flags, spec, a size over a limit, an unreadable, truncated or damaged file\n"
+    "  3  internal error: a bug in collplan (never caused by bad input; please report it)\n"
+    "Errors go to stderr, one line starting \"collplan: error:\". With --format json a JSON object\n"
+    "{\"ok\": false, \"kind\": ..., \"error\": ..., \"exit_code\": ...} goes to stdout as well (docs/cli.md).";
+
+}  // namespace
+
+bool collplan::cli::g_json_errors = false;
+
+void collplan::cli::add_format_option(CLI::App* c, std::string& format) {
+  c->add_option("--format", format, "output: text, or json (one JSON object on stdout, docs/cli.md)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+namespace {
+
+// The one line an error prints on stderr, and (with --format json) the
+// verdict object on stdout. Returns the exit status.
+int report(int code, const std::string& kind, const std::string& message) {
+  std::cerr << "collplan: error: " << message << "\n";
+  if (g_json_errors) {
+    nlohmann::json j{{"ok", false}, {"kind", kind}, {"error", message}, {"exit_code", code}};
+    std::cout << j.dump(2) << "\n";
+  }
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -250,6 +434,14 @@ int main(int argc, char** argv) {
                "checks plans against their postcondition and lower bounds, and replays them (in-process, over MPI or over TCP)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "collplan 0.1.0");
+  app.footer(std::string("Examples:\n"
+                         "  collplan compile --op encode --K 16 --p 2 --field gf256 -o a.cplan\n"
+                         "  collplan compile --op broadcast --K 64 --blocks auto --cost-len 100000 --explain\n"
+                         "  collplan check a.cplan --format json\n"
+                         "  collplan run a.cplan --len 65536\n"
+                         "  collplan list --format json\n"
+                         "  collplan <command> --help     (options and examples of one command)\n\n") +
+             kExitCodes + "\nDocumentation: docs/cli.md (conventions, JSON outputs, limits).");
 
   // Subcommands defined in their own files (driver/cmd_*.cpp, see
   // driver/cli.h) add themselves here.
@@ -292,6 +484,15 @@ int main(int argc, char** argv) {
                       "2^31 for broadcast, reduce, allreduce), into a rank-local file (-o); its structure is checked, "
                       "the whole-plan postcondition is not");
   add_costing(compile);
+  std::string compile_format = "text";
+  add_format_option(compile, compile_format);
+  compile->footer("Examples:\n"
+                  "  collplan compile --op encode --K 64 --p 2 --field gf256 --matrix random --seed 3 -o a.cplan\n"
+                  "  collplan compile --op allgatherv --K 6 --counts 3,0,5,1,2,4 --blocks 2 -o agv.cplan\n"
+                  "  collplan compile --K 64 --p 1 --field prime:65537 --matrix dft --explain --format json\n"
+                  "  collplan compile --op broadcast --K 2147483648 --blocks 8 --rank 12345 -o r.cplan\n"
+                  "--format json prints the summary (and --explain's comparison) as one JSON object; --json FILE\n"
+                  "writes the plan itself as JSON. Exit status: 0 ok, 2 bad input, 3 internal error.");
 
   std::string path, mode = "auto";
   uint32_t trials = 0;
@@ -302,7 +503,15 @@ int main(int argc, char** argv) {
   check->add_option("--mode", mode, "auto | exact | randomized")->check(CLI::IsMember({"auto", "exact", "randomized"}))->capture_default_str();
   check->add_option("--trials", trials, "randomized trials (default: enough for a 2^-40 false-accept bound)");
   check->add_option("--seed", check_seed, "seed of the randomized check (default: fresh each run)");
-  check->add_flag("--json", json, "print the report as JSON");
+  check->add_flag("--json", json, "print the report as JSON (the same as --format json)");
+  std::string check_format = "text";
+  add_format_option(check, check_format);
+  check->footer("Examples:\n"
+                "  collplan check a.cplan\n"
+                "  collplan check a.json --mode randomized --seed 5\n"
+                "  collplan check a.cplan --format json   # {\"ok\": true, ...} or {\"ok\": false, \"kind\": ...}\n"
+                "Exit status: 0 the plan is right; 1 it is wrong (kind structure, algebra or order);\n"
+                "2 the file is not a readable plan (kind input); 3 internal error.");
   bool field_only = false;
   check->add_flag("--field-only", field_only, "prefix plans: skip the operand-order check (plan used over the field only)");
   add_costing(check);
@@ -316,12 +525,17 @@ int main(int argc, char** argv) {
   add_show_picture_options(show, pictures);
 
   auto* list = app.add_subcommand("list", "list generators, passes, fields and operations");
+  std::string list_format = "text";
+  add_format_option(list, list_format);
 
   uint32_t bK = 0, bp = 1, blam = 1;
   auto* bound = app.add_subcommand("bound", "lower bounds for K processors, p ports, latency lambda");
   bound->add_option("--K", bK, "processors")->required();
   bound->add_option("--p", bp, "ports")->capture_default_str();
   bound->add_option("--lambda", blam, "postal latency")->capture_default_str();
+  std::string bound_format = "text";
+  add_format_option(bound, bound_format);
+  bound->footer("Example:\n  collplan bound --K 4096 --p 2 --format json");
 
   auto* import = app.add_subcommand("import", "check a JSON plan and write it as a binary plan");
   import->add_option("plan", path, "JSON plan")->required();
@@ -343,9 +557,23 @@ int main(int argc, char** argv) {
   recode->add_option("-o,--output", out, "binary plan to write")->required();
 
   try {
+    check_names(app, argc, argv);
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    // CLI11's own errors, in collplan's one format; usage errors are bad input.
+    std::string msg = e.what();
+    std::string cmd;
+    for (const CLI::App* c : app.get_subcommands()) cmd = c->get_name();
+    return report(2, "input", fmt::format("{}{} (see collplan {}--help)", cmd.empty() ? "" : cmd + ": ", msg,
+                                          cmd.empty() ? "" : cmd + " "));
+  } catch (const UserError& e) {
+    return report(2, "input", e.what());
   }
 
   try {
@@ -354,35 +582,43 @@ int main(int argc, char** argv) {
       apply_compile_options(sf, algorithm, passes_csv, costing);
       if (compile_rank) {
         if (!gen_out.empty()) user_error("--write-generator is for encode specs, which --rank does not compile");
+        if (compile_format == "json")
+          user_error("compile --rank prints text only (--format json is for whole-plan compiles; `collplan check "
+                     "FILE --format json` reports on the rank-local file)");
         return cmd_compile_rank({sf, *compile_rank, algorithm, passes_csv, out, json_out,
                                  compile->count("--passes") > 0 || sf.passes.has_value(), quiet, explain, costing});
       }
-      return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, explain, gen_out, costing);
+      g_json_errors = compile_format == "json";
+      return cmd_compile(sf, algorithm, passes_csv, out, json_out, with_matrix, quiet, explain, gen_out, costing,
+                         g_json_errors);
     }
-    if (*check) return cmd_check(path, mode, trials, check_seed, json, field_only, costing);
+    if (*check) {
+      g_json_errors = json || check_format == "json";
+      return cmd_check(path, mode, trials, check_seed, g_json_errors, field_only, costing);
+    }
     if (*show) return pictures.any() ? cmd_show_pictures(path, rank, pictures) : cmd_show(path, rank);
-    if (*list) return cmd_list();
-    if (*bound) return cmd_bound(bK, bp, blam);
+    if (*list) return cmd_list(list_format == "json");
+    if (*bound) {
+      g_json_errors = bound_format == "json";
+      return cmd_bound(bK, bp, blam, g_json_errors);
+    }
     if (*import) return cmd_import(path, out);
     if (*exportc) return cmd_export(path, out, with_matrix);
     if (*recode) return cmd_recode(path, rf, out);
     for (const auto& c : commands)
       if (*c.app) return c.run();
   } catch (const VerifyError& e) {
-    std::cerr << "collplan: plan rejected: " << e.what() << "\n";
-    return 1;
+    return report(1, fault_name(e.kind()), fmt::format("plan rejected ({}): {}", fault_name(e.kind()), e.what()));
   } catch (const UserError& e) {
-    std::cerr << "collplan: error: " << e.what() << "\n";
-    return 2;
+    return report(2, "input", e.what());
   } catch (const InternalError& e) {
-    std::cerr << "collplan: " << e.what() << "\n";
-    return 3;
+    return report(3, "internal", e.what());
   } catch (const std::bad_alloc&) {
-    std::cerr << "collplan: out of memory\n";
-    return 3;
+    return report(3, "internal",
+                  "internal error: out of memory (sizes are checked against collplan's limits before allocating, so "
+                  "this is a bug in collplan; please report the command line)");
   } catch (const std::exception& e) {
-    std::cerr << "collplan: internal error: " << e.what() << " (this is a bug in collplan)\n";
-    return 3;
+    return report(3, "internal", fmt::format("internal error: {} (this is a bug in collplan)", e.what()));
   }
   return 0;
 }

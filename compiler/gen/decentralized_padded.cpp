@@ -10,11 +10,27 @@
 #include <fmt/format.h>
 
 #include "gen/decentralized_build.h"
+#include "matrix/postcondition.h"
 #include "support/error.h"
 
 namespace collplan::gen {
 
+namespace {
+// The padded N x N matrix in n blocks is an N-rank encode's postcondition:
+// the same 2^26-entry limit as any encode (matrix/postcondition.h).
+bool padded_fits(const Spec& spec) {
+  const uint64_t Nn = uint64_t{spec.N} * spec.blocks;
+  return Nn <= 8192 && Nn * Nn <= kMaxPostconditionEntries;
+}
+}  // namespace
+
 ir::Plan decentralized_padded(const Spec& spec, const CostModel& cm) {
+  if (spec.N > spec.K && !padded_fits(spec))
+    user_error("decentralized-padded: N = {}, blocks = {}: the padded {} x {} matrix in {} blocks is an N-rank encode "
+               "of (N*n)^2 = {} coefficients, over the 2^26 = {} collplan checks; use N*n <= 8192 or another "
+               "generator (decentralized-grid, -grouped, -naive)",
+               spec.N, spec.blocks, spec.N, spec.N, spec.blocks,
+               (uint64_t{spec.N} * spec.blocks) * (uint64_t{spec.N} * spec.blocks), kMaxPostconditionEntries);
   detail::Assembly a = detail::start(spec, "the decentralized padded generator");
   const uint32_t K = a.K, N = a.N;
   a.layout = fmt::format("{}, matrix padded to {} x {}, sinks hold zero", a.systematic ? "systematic" : "non-systematic",
@@ -31,7 +47,7 @@ ir::Plan decentralized_padded(const Spec& spec, const CostModel& cm) {
 }
 
 PostalSplitCost decentralized_padded_estimate(const Spec& spec, const CostModel& cm) {
-  if (spec.N <= spec.K) return detail::not_applicable();
+  if (spec.N <= spec.K || !padded_fits(spec)) return detail::not_applicable();
   return detail::delivered_cost(decentralized_padded(spec, cm));
 }
 

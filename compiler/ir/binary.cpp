@@ -326,6 +326,15 @@ class Reader {
   [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) const {
     damaged(origin_ + field_, where_, fmt::format(f, std::forward<Args>(args)...));
   }
+  // A rank blob that matches its hash (the file is intact) but breaks a rule
+  // of ir/plan.h: the plan is wrong (VerifyError, exit status 1), not the file.
+  template <typename... Args>
+  [[noreturn]] void wrong(fmt::format_string<Args...> f, Args&&... args) const {
+    throw VerifyError(fmt::format("plan file at byte {}{}: {}", origin_ + field_,
+                                  where_.empty() ? std::string() : " (" + where_ + ")",
+                                  fmt::format(f, std::forward<Args>(args)...)),
+                      PlanFault::Structure);
+  }
 
   const uint8_t* take(size_t k, const char* what) {
     field_ = pos_;
@@ -409,7 +418,7 @@ void read_slot_list(Reader& rd, std::vector<uint32_t>& out, const char* what, ui
   out.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t v = rd.u32(what);
-    if (v >= limit) rd.fail("{}[{}] = {} is out of range ({} = {}, valid 0..{})", what, i, v, limit_name, limit,
+    if (v >= limit) rd.wrong("{}[{}] = {} is out of range ({} = {}, valid 0..{})", what, i, v, limit_name, limit,
                             static_cast<int64_t>(limit) - 1);
     out[i] = v;
   }
@@ -590,7 +599,7 @@ Rank single_rank_entry(const Head& head, const uint8_t* first4, size_t avail, ui
 void read_combo(Reader& rd, std::vector<Term>& terms, uint32_t num_slots, const Field& f, uint32_t eb) {
   auto slot = [&](const char* what) {
     SlotId v = rd.u32(what);
-    if (v >= num_slots) rd.fail("term reads slot {}, but the rank has {} slots", v, num_slots);
+    if (v >= num_slots) rd.wrong("term reads slot {}, but the rank has {} slots", v, num_slots);
     return v;
   };
   const uint8_t tag = rd.u8("combination tag");
@@ -608,7 +617,7 @@ void read_combo(Reader& rd, std::vector<Term>& terms, uint32_t num_slots, const 
       const uint32_t base = rd.u32("run base slot");
       const uint32_t n = rd.count32(eb, "run length");
       if (static_cast<uint64_t>(base) + n > num_slots)
-        rd.fail("run of {} slots from slot {} passes the rank's {} slots", n, base, num_slots);
+        rd.wrong("run of {} slots from slot {} passes the rank's {} slots", n, base, num_slots);
       terms.resize(n);
       for (uint32_t i = 0; i < n; ++i) terms[i] = Term{base + i, rd.elem(eb, f, "coefficient")};
       break;
@@ -637,7 +646,7 @@ Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Sp
   const uint32_t eb = f.elem_bytes();
   Program prog;
   prog.rank = rd.u32("rank");
-  if (prog.rank != r) rd.fail("blob of rank {} holds rank {}", r, prog.rank);
+  if (prog.rank != r) rd.wrong("blob of rank {} holds rank {}", r, prog.rank);
   prog.num_slots = rd.u32("num_slots");
   read_slot_list(rd, prog.inputs, "inputs", prog.num_slots, "num_slots");
   read_slot_list(rd, prog.outputs, "outputs", prog.num_slots, "num_slots");
@@ -650,7 +659,7 @@ Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Sp
     Step& st = prog.steps.emplace_back();
     st.t = rd.u32("step number");
     if (st.t <= prev || st.t > num_steps)
-      rd.fail("step number {} after step {} (steps increase strictly within 1..{})", st.t, prev, num_steps);
+      rd.wrong("step number {} after step {} (steps increase strictly within 1..{})", st.t, prev, num_steps);
     prev = st.t;
     const uint32_t nsend = rd.count32(kMinSend, "send count");
     const uint32_t nrecv = rd.count32(kMinRecv, "receive count");
@@ -658,25 +667,25 @@ Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Sp
     for (uint32_t j = 0; j < nsend; ++j) {
       Send& s = st.sends.emplace_back();
       s.port = rd.u32("send port");
-      if (s.port >= spec.p) rd.fail("send port {} (step {}) is not a port (p = {}, valid 0..{})", s.port, st.t,
+      if (s.port >= spec.p) rd.wrong("send port {} (step {}) is not a port (p = {}, valid 0..{})", s.port, st.t,
                                     spec.p, spec.p - 1);
       s.to = rd.u32("send destination");
       if (s.to >= num_ranks(spec))
-        rd.fail("send destination {} (step {}) is not a rank (valid 0..{})", s.to, st.t, num_ranks(spec) - 1);
+        rd.wrong("send destination {} (step {}) is not a rank (valid 0..{})", s.to, st.t, num_ranks(spec) - 1);
       const uint32_t nel = rd.count32(kMinCombo, "payload size");
       for (uint32_t x = 0; x < nel; ++x) read_combo(rd, s.payload.emplace_back().terms, prog.num_slots, f, eb);
     }
     for (uint32_t j = 0; j < nrecv; ++j) {
       Recv& rv = st.recvs.emplace_back();
       rv.port = rd.u32("receive port");
-      if (rv.port >= spec.p) rd.fail("receive port {} (step {}) is not a port (p = {}, valid 0..{})", rv.port, st.t,
+      if (rv.port >= spec.p) rd.wrong("receive port {} (step {}) is not a port (p = {}, valid 0..{})", rv.port, st.t,
                                      spec.p, spec.p - 1);
       rv.from = rd.u32("receive source");
       if (rv.from >= num_ranks(spec))
-        rd.fail("receive source {} (step {}) is not a rank (valid 0..{})", rv.from, st.t, num_ranks(spec) - 1);
+        rd.wrong("receive source {} (step {}) is not a rank (valid 0..{})", rv.from, st.t, num_ranks(spec) - 1);
       rv.sent_at = rd.u32("sent_at");
       if (rv.sent_at < 1 || rv.sent_at > st.t)
-        rd.fail("receive in step {} of a message sent at step {} (valid 1..{})", st.t, rv.sent_at, st.t);
+        rd.wrong("receive in step {} of a message sent at step {} (valid 1..{})", st.t, rv.sent_at, st.t);
       read_slot_list(rd, rv.into, "receive slots", prog.num_slots, "num_slots");
     }
     for (uint32_t j = 0; j < nop; ++j) {
@@ -684,11 +693,11 @@ Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Sp
       const uint8_t flags = rd.u8("op flags");
       if (flags & ~kOpHasCol) rd.fail("op flags {:#04x} has unknown bits (valid: 0 or 1)", flags);
       o.dst = rd.u32("op destination");
-      if (o.dst >= prog.num_slots) rd.fail("op writes slot {}, but the rank has {} slots", o.dst, prog.num_slots);
+      if (o.dst >= prog.num_slots) rd.wrong("op writes slot {}, but the rank has {} slots", o.dst, prog.num_slots);
       if (flags & kOpHasCol) {
         o.matrix_col = rd.u32("matrix column");
         if (o.matrix_col >= spec.matrix.cols)
-          rd.fail("op claims matrix column {}, but the matrix has {} columns", o.matrix_col, spec.matrix.cols);
+          rd.wrong("op claims matrix column {}, but the matrix has {} columns", o.matrix_col, spec.matrix.cols);
       }
       read_combo(rd, o.terms, prog.num_slots, f, eb);
     }
@@ -750,6 +759,8 @@ auto with_path(const std::string& path, Fn&& fn) -> decltype(fn()) {
     std::string msg = e.what();
     if (msg.starts_with("cannot ")) throw;  // already names the path
     throw UserError(fmt::format("{}: {}", path, msg));
+  } catch (const VerifyError& e) {
+    throw VerifyError(fmt::format("{}: {}", path, e.what()), e.kind());
   }
 }
 

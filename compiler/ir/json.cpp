@@ -140,6 +140,16 @@ template <typename... Args>
                               fmt::format(f, std::forward<Args>(args)...)));
 }
 
+// The document is a plan, but the plan breaks a rule of ir/plan.h (a port,
+// rank, slot, matrix column or step out of range): the plan is wrong
+// (VerifyError, PlanFault::Structure; exit status 1), not the file.
+template <typename... Args>
+[[noreturn]] void wrong(const std::string& path, fmt::format_string<Args...> f, Args&&... args) {
+  throw VerifyError(fmt::format("plan JSON: {}: {}", path.empty() ? "(document)" : path,
+                                fmt::format(f, std::forward<Args>(args)...)),
+                    PlanFault::Structure);
+}
+
 const char* type_name(const json& v) {
   if (v.is_number_integer()) return "integer";
   return v.type_name();
@@ -204,8 +214,8 @@ uint32_t as_index(const json& v, const std::string& path, uint32_t limit, const 
   uint64_t x = as_uint(v, path, UINT32_MAX);
   if (x >= limit) {
     const std::string desc = fmt::format(fmt::runtime(limit_desc), limit);
-    if (limit == 0) bad(path, "{} is not a {} (there are none: {})", x, noun, desc);
-    bad(path, "{} is not a {} (valid: 0..{}, {})", x, noun, limit - 1, desc);
+    if (limit == 0) wrong(path, "{} is not a {} (there are none: {})", x, noun, desc);
+    wrong(path, "{} is not a {} (valid: 0..{}, {})", x, noun, limit - 1, desc);
   }
   return static_cast<uint32_t>(x);
 }
@@ -401,7 +411,7 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
   only_keys(v, path, {"rank", "slots", "inputs", "outputs", "steps"});
   Program prog;
   prog.rank = as_u32(need(v, "rank", path), member(path, "rank"));
-  if (prog.rank != k) bad(member(path, "rank"), "{} found at position {} (ranks are listed in order 0..K-1)",
+  if (prog.rank != k) wrong(member(path, "rank"), "{} found at position {} (ranks are listed in order 0..K-1)",
                           prog.rank, k);
   prog.num_slots = as_u32(need(v, "slots", path), member(path, "slots"));
   prog.inputs = parse_slots(need(v, "inputs", path), member(path, "inputs"), prog.num_slots);
@@ -417,7 +427,7 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
     Step& st = prog.steps.emplace_back();
     st.t = as_u32(need(sj, "t", tp), member(tp, "t"));
     if (st.t <= prev || st.t > num_steps)
-      bad(member(tp, "t"), "step {} after step {} (steps increase strictly within 1..{})", st.t, prev, num_steps);
+      wrong(member(tp, "t"), "step {} after step {} (steps increase strictly within 1..{})", st.t, prev, num_steps);
     prev = st.t;
 
     const std::string sendp = member(tp, "sends");
@@ -448,7 +458,7 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
                           spec.op == OpKind::DecentralizedEncode ? "N = {}" : "K = {}");
       r.sent_at = as_u32(need(rx, "sent_at", xp), member(xp, "sent_at"));
       if (r.sent_at < 1 || r.sent_at > st.t)
-        bad(member(xp, "sent_at"), "{}: a message received in step {} was sent in step 1..{}", r.sent_at, st.t,
+        wrong(member(xp, "sent_at"), "{}: a message received in step {} was sent in step 1..{}", r.sent_at, st.t,
             st.t);
       r.into = parse_slots(need(rx, "into", xp), member(xp, "into"), prog.num_slots);
     }
@@ -548,6 +558,8 @@ Plan read_json_file(const std::string& path) {
     return from_json(j);
   } catch (const UserError& e) {
     throw UserError(fmt::format("{}: {}", path, e.what()));
+  } catch (const VerifyError& e) {
+    throw VerifyError(fmt::format("{}: {}", path, e.what()), e.kind());
   }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "support/error.h"
+#include "support/limits.h"
 
 namespace collplan {
 
@@ -69,6 +70,69 @@ Spec make_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, uint32_t lambda
   return s;
 }
 
+namespace {
+
+// The dense postcondition a whole plan is checked against (matrix/
+// postcondition.h), sized from the spec alone, before anything is built:
+// build_spec would otherwise build an encode's K×K matrix first, and the
+// 32-bit counts of postcondition() could wrap. Saturating arithmetic, so the
+// message names the true size. Limits: support/limits.h.
+void check_postcondition_size(const Spec& s) {
+  const uint64_t K = s.K, n = s.blocks;
+  const uint64_t kCoded = uint64_t{1} << 26, kUncoded = uint64_t{1} << 28;  // matrix/postcondition.h
+  if (s.op == OpKind::Encode) {
+    const uint64_t Kn = mul_sat(K, n), entries = mul_sat(Kn, Kn);
+    if (entries > kCoded)
+      user_error("K = {}, blocks = {}: an encode plan is checked against its dense postcondition of (K*n)^2 = {} "
+                 "coefficients, over the 2^26 = {} collplan checks; use K*n <= 8192 (the replay's vector length, "
+                 "`run --len`, covers long vectors)",
+                 K, n, entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries), kCoded);
+    return;
+  }
+  if (s.op == OpKind::DecentralizedEncode) {
+    // At least K x (N-K) (systematic; K x N otherwise, checked once the
+    // matrix's shape is known, in code_matrix and postcondition()).
+    const uint64_t entries = mul_sat(mul_sat(K, s.N - K), mul_sat(n, n));
+    if (entries > kCoded)
+      user_error("N = {}, K = {}, blocks = {}: a decentralized-encode plan is checked against its dense postcondition "
+                 "of at least K*(N-K)*n^2 = {} coefficients, over the 2^26 = {} collplan checks; use fewer "
+                 "processors or blocks",
+                 s.N, K, n, entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries), kCoded);
+    return;
+  }
+  uint64_t in = 0, out = 0;  // total inputs and outputs over all ranks
+  switch (s.op) {
+    case OpKind::Broadcast: in = n, out = mul_sat(K, n); break;
+    case OpKind::Reduce: in = mul_sat(K, n), out = n; break;
+    case OpKind::Allgather: in = mul_sat(K, n), out = mul_sat(K, mul_sat(K, n)); break;
+    case OpKind::ReduceScatter: in = mul_sat(K, mul_sat(K, n)), out = mul_sat(K, n); break;
+    case OpKind::Allreduce: in = out = mul_sat(K, n); break;
+    case OpKind::Allgatherv: {
+      uint64_t total = 0;
+      for (uint32_t c : s.counts) total += c;
+      in = total, out = mul_sat(K, total);
+      break;
+    }
+    case OpKind::Prefix: {
+      uint64_t total = 0;
+      for (uint32_t c : s.counts) total += c;
+      in = out = s.counts.empty() ? K : total;
+      break;
+    }
+    default: return;
+  }
+  const uint64_t entries = mul_sat(in, out);
+  if (entries > kUncoded)
+    user_error("{} with K = {}, blocks = {}: its postcondition map has {} inputs x {} outputs = {} entries, over the "
+               "{} collplan checks (2^28); use fewer ranks or blocks (the replay's vector length, `run --len`, "
+               "covers long vectors)",
+               op_name(s.op), K, n, in == UINT64_MAX ? std::string("more than 2^64") : std::to_string(in),
+               out == UINT64_MAX ? std::string("more than 2^64") : std::to_string(out),
+               entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries), kUncoded);
+}
+
+}  // namespace
+
 void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
   if (s.op == OpKind::DecentralizedEncode) {
     // K sources among N processors: one source is allowed (its sinks get
@@ -89,6 +153,12 @@ void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
   if (s.lambda < 1) user_error("lambda = {} is invalid: postal latency must be >= 1 (1 = synchronous rounds)", s.lambda);
   if (s.lambda > 1024) user_error("lambda = {} is too large: collplan supports lambda <= 1024", s.lambda);
   if (s.blocks < 1) user_error("blocks = {} is invalid: a buffer is split into n >= 1 blocks", s.blocks);
+  // A rank holds its n blocks as slots, counted in 32 bits like every
+  // per-rank count (support/limits.h); this also bounds a rank compiled alone.
+  if (s.blocks > (uint32_t{1} << 24))
+    user_error("blocks = {} is too large: a rank holds its n blocks as slots, at most 2^24 = 16777216 (the replay's "
+               "vector length, `run --len`, covers long vectors)",
+               s.blocks);
   if ((s.op == OpKind::Broadcast || s.op == OpKind::Reduce) && s.root >= s.K)
     user_error("root = {} is not a processor (valid: 0..{})", s.root, s.K - 1);
   if (s.op == OpKind::Allgatherv && s.counts.size() != s.K)
@@ -104,6 +174,9 @@ void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
                s.K, s.blocks, uint64_t{s.K} * s.blocks);
   if (s.exclusive && s.op != OpKind::Prefix)
     user_error("exclusive applies to prefix only, not to {}", op_name(s.op));
+  // A whole plan is checked against its dense postcondition; a rank-local
+  // one (max_ranks above kMaxPlanRanks) builds nothing of size K.
+  if (max_ranks <= kMaxPlanRanks) check_postcondition_size(s);
 }
 
 }  // namespace collplan

@@ -1,5 +1,6 @@
 #include "passes/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "passes/drop_zeros.h"
 #include "passes/verify_order.h"
 #include "support/error.h"
+#include "support/limits.h"
 
 namespace collplan::passes {
 
@@ -75,6 +77,49 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
+namespace {
+
+// The elements a whole plan's rank programs receive, estimated before it is
+// built: K·C2 (C2 bounds what one rank receives), but at most the
+// operation's own volume V (each rank's share received once: (K-1)·n for a
+// broadcast) times ⌈log2 K⌉, the most any of the redundant schedules
+// (circulant, dissemination) re-sends it; a chain's C2 counts its K steps,
+// not what one rank holds. The coded operations are bounded by their
+// postcondition (K·n <= 8192) and counted as K·C2.
+uint64_t plan_elements(const Spec& s, const gen::PostalSplitCost& e) {
+  const uint64_t R = num_ranks(s), n = s.blocks, by_c2 = mul_sat(R, e.C2);
+  uint64_t total = 0;
+  for (uint32_t c : s.counts) total += c;
+  uint64_t V = UINT64_MAX;
+  switch (s.op) {
+    case OpKind::Broadcast:
+    case OpKind::Reduce: V = mul_sat(R, n); break;
+    case OpKind::Allreduce: V = mul_sat(2 * R, n); break;
+    case OpKind::Allgather:
+    case OpKind::ReduceScatter: V = mul_sat(R, mul_sat(R, n)); break;
+    case OpKind::Allgatherv: V = mul_sat(R, total); break;
+    case OpKind::Prefix: V = std::max<uint64_t>(R, total); break;
+    default: break;
+  }
+  uint32_t lg = 1;
+  while (lg < 32 && (uint64_t{1} << lg) < R) ++lg;
+  return std::min(by_c2, mul_sat(V, lg));
+}
+
+void check_plan_size(const Spec& spec, const gen::GeneratorInfo& g, const gen::PostalSplitCost& e) {
+  if (e.C1 == UINT32_MAX || e.C2 == UINT64_MAX) return;  // no estimate
+  const uint64_t elements = plan_elements(spec, e);
+  if (elements <= kMaxPlanElements) return;
+  user_error("{} with {} = {}, blocks = {}: the {} plan would hold about {} received elements in its rank programs "
+             "(C2 = {} per rank), over the 2^26 = {} collplan builds in one plan (support/limits.h); use fewer ranks "
+             "or blocks{}",
+             op_name(spec.op), spec.op == OpKind::DecentralizedEncode ? "N" : "K", num_ranks(spec), spec.blocks,
+             g.name, elements, e.C2, kMaxPlanElements,
+             g.build_rank ? fmt::format(", or compile one rank alone with --rank R ({} can)", g.name) : std::string());
+}
+
+}  // namespace
+
 CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   Spec spec = spec_in;
   validate_spec_basics(spec);
@@ -84,6 +129,9 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   gen::require_applicable(g, spec, opt.cost_model);
   spec.algorithm = g.name;
   for (const auto& name : opt.passes) check_pass_name(name);  // before generating anything
+  // The whole plan is held in memory: refuse, before generating, one whose
+  // estimated size is over kMaxPlanElements (support/limits.h).
+  if (g.estimate) check_plan_size(spec, g, g.estimate(spec, opt.cost_model));
 
   CompileResult res;
   const Postcondition pc = postcondition(spec);

@@ -239,7 +239,7 @@ struct ExactCheck : LinearDomain {
         if (v[i] != pc.map.at(i, col)) {
           uint32_t src = 0;
           while (pc.input_offset[src + 1] <= i) ++src;
-          verify_error("rank {} output {} (slot {}) is wrong: its coefficient on input {} (rank {} input {}) is {}, the postcondition needs {}",
+          algebra_error("rank {} output {} (slot {}) is wrong: its coefficient on input {} (rank {} input {}) is {}, the postcondition needs {}",
                        k, j, prog.outputs[j], i, src, i - pc.input_offset[src], v[i], pc.map.at(i, col));
         }
     }
@@ -257,7 +257,7 @@ struct RandomCheck : LinearDomain {
       for (uint32_t w = 0; w < W; ++w) {
         const Elem e = expected[static_cast<size_t>(w) * pc.num_outputs() + col];
         if (v[w] != e)
-          verify_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition gives {}",
+          algebra_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition gives {}",
                        k, j, prog.outputs[j], w, v[w], e);
       }
     }

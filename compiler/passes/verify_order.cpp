@@ -90,14 +90,14 @@ struct OrderDomain {
     const Op& op = st.ops[oi];
     const Value v = eval(k, op.terms, slots);
     if (v.kind == Interval::bad)
-      verify_error("rank {} step {} op {} (slot {} := ...): {}", k, st.t, oi, op.dst, errors[v.error]);
+      order_error("rank {} step {} op {} (slot {} := ...): {}", k, st.t, oi, op.dst, errors[v.error]);
   }
 
   void on_send(Rank k, const Step& st, size_t si, const std::vector<Value>& payload) {
     const Send& s = st.sends[si];
     for (size_t e = 0; e < payload.size(); ++e)
       if (payload[e].kind == Interval::bad)
-        verify_error("rank {} step {} send {} (port {} to rank {}, element {}): {}", k, st.t, si, s.port, s.to, e,
+        order_error("rank {} step {} send {} (port {} to rank {}, element {}): {}", k, st.t, si, s.port, s.to, e,
                      errors[payload[e].error]);
   }
 
@@ -116,7 +116,7 @@ struct OrderDomain {
       const Value& got = slots[prog.outputs[j]];
       const bool ok = got.kind == want.kind && (want.kind != Interval::range || (got.lo == want.lo && got.hi == want.hi));
       if (!ok)
-        verify_error("rank {} output {} (slot {}, item {}) is {}, the {} prefix needs {}", k, j, prog.outputs[j], g,
+        order_error("rank {} output {} (slot {}, item {}) is {}, the {} prefix needs {}", k, j, prog.outputs[j], g,
                      show(got), plan->spec.exclusive ? "exclusive" : "inclusive", show(want));
     }
   }

@@ -389,14 +389,18 @@ TEST_CASE("cli: verify-circulant sweeps, spot checks and its errors", "[cli][cir
   r = cli("verify-circulant --pmin 100 --pmax 140 --reference --threads 1");
   CHECK(r.status == 0);
   CHECK(r.output.find("per-rank reference") != std::string::npos);
-  r = cli("verify-circulant --p 2147483648 --sample-ranks 40 --threads 2");
+  r = cli("verify-circulant --K 2147483648 --sample-ranks 40 --threads 2");
   CHECK(r.status == 0);
   CHECK(r.output.find("verified 40 sampled ranks of p = 2147483648") != std::string::npos);
-  expect_error("verify-circulant", 2, "give either --pmax N, or --p P with --sample-ranks S");
-  expect_error("verify-circulant --p 100", 2, "needs both --p P and --sample-ranks S");
-  expect_error("verify-circulant --p 2147483649 --sample-ranks 3", 2, "--p 2147483649 is out of range");
-  expect_error("verify-circulant --pmin 50 --pmax 10", 2, "--pmax 10 is below --pmin 50");
+  expect_error("verify-circulant", 2, "give either --Kmax N, or --K K with --sample-ranks S");
+  expect_error("verify-circulant --K 100", 2, "needs both --K K and --sample-ranks S");
+  expect_error("verify-circulant --K 2147483649 --sample-ranks 3", 2, "--K 2147483649 is out of range");
+  expect_error("verify-circulant --pmin 50 --pmax 10", 2, "--Kmax 10 is below --Kmin 50");
+  expect_error("verify-circulant --Kmin 50 --Kmax 10", 2, "--Kmax 10 is below --Kmin 50");
+  // --p means ports everywhere else: refused here with a pointer to --K.
+  expect_error("verify-circulant --p 100 --sample-ranks 3", 2, "give the processor count as --K");
 }
+
 
 TEST_CASE("cli: compile --rank writes a rank-local file equal to the extracted rank", "[cli][rank-local]") {
   const auto d = scratch();

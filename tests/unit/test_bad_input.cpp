@@ -1,0 +1,368 @@
+// Bad input, table-driven: every row runs the built collplan as a subprocess
+// and asserts the exit status (2 bad input, 1 a readable plan that is wrong;
+// never 3, an internal error), a fragment of the message, and that stderr
+// starts with the one error prefix "collplan: error:" (docs/cli.md). Then
+// the JSON outputs (--format json), parsed and checked field by field.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/binary.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+fs::path scratch() {
+  auto d = fs::temp_directory_path() / ("collplan-bad-input-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+// stdout and stderr apart: the prefix is asserted on stderr alone.
+Run run_cli(const std::string& args, const fs::path& dir) {
+  const fs::path err = dir / "stderr.txt";
+  const std::string cmd = std::string(COLLPLAN_CLI) + " " + args + " 2>" + err.string();
+  FILE* f = popen(cmd.c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  const int st = pclose(f);
+  REQUIRE(WIFEXITED(st));  // a signal (crash) is a failure
+  return {WEXITSTATUS(st), out, slurp(err)};
+}
+
+// Replaces the first `key` value (a number) in a JSON plan's text.
+std::string set_first_number(std::string text, const std::string& key, const std::string& value) {
+  const auto at = text.find("\"" + key + "\":");
+  REQUIRE(at != std::string::npos);
+  const auto b = at + key.size() + 3, e = text.find_first_not_of("0123456789", b);
+  text.replace(b, e - b, value);
+  return text;
+}
+
+struct Fixtures {
+  ~Fixtures() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);  // at exit: the scratch files of every case
+  }
+  fs::path dir;
+  std::string plan, json, truncated, bad_magic, bad_version, flipped, empty, text, bad_port, bad_sent_at, bad_to,
+      algebra, bad_port_bin;
+};
+
+const Fixtures& fixtures() {
+  static const Fixtures fx = [] {
+    Fixtures f;
+    f.dir = scratch();
+    auto p = [&](const char* name) { return (f.dir / name).string(); };
+    f.plan = p("a.cplan");
+    f.json = p("a.json");
+    REQUIRE(run_cli("compile --op encode --K 4 --p 2 --field gf256 -q -o " + f.plan + " --json " + f.json, f.dir)
+                .status == 0);
+    const std::string bin = slurp(f.plan), js = slurp(f.json);
+    REQUIRE(bin.size() > 120);
+    f.truncated = p("truncated.cplan");
+    spit(f.truncated, bin.substr(0, bin.size() / 2));
+    f.bad_magic = p("magic.cplan");
+    std::string m = bin;
+    m[1] ^= 0x20;
+    spit(f.bad_magic, m);
+    f.bad_version = p("version.cplan");
+    std::string v = bin;
+    v[8] = 99;  // the u32 after the 8-byte magic (docs/plan-format.md)
+    spit(f.bad_version, v);
+    f.flipped = p("flipped.cplan");
+    std::string x = bin;
+    x[x.size() - 3] ^= 0x5A;  // inside the last rank's blob
+    spit(f.flipped, x);
+    f.empty = p("empty.cplan");
+    spit(f.empty, "");
+    f.text = p("notes.txt");
+    spit(f.text, "this is not a plan\n");
+    f.bad_port = p("port.json");
+    spit(f.bad_port, set_first_number(js, "port", "7"));  // p = 2
+    f.bad_sent_at = p("sent_at.json");
+    spit(f.bad_sent_at, set_first_number(js, "sent_at", "99"));
+    f.bad_to = p("to.json");
+    {
+      std::string t = js;
+      const auto at = t.find("\"to\":");
+      const auto digit = t.find_first_of("0123456789", at);
+      t[digit] = t[digit] == '2' ? '3' : '2';  // the message goes to another rank
+      spit(f.bad_to, t);
+    }
+    // Another matrix (seed 2, no digest to contradict it) for the same
+    // schedule: readable, structurally right, algebraically wrong.
+    f.algebra = p("algebra.json");
+    {
+      std::string a = set_first_number(js, "seed", "2");
+      const auto d0 = a.find(",\"digest\":\"");
+      REQUIRE(d0 != std::string::npos);
+      a.erase(d0, a.find('"', d0 + 11) + 1 - d0);
+      spit(f.algebra, a);
+    }
+    // A binary plan whose hashes are right but whose first send uses a port
+    // that does not exist: the file is intact, the plan is wrong.
+    f.bad_port_bin = p("port.cplan");
+    collplan::ir::Plan plan = collplan::ir::read_binary(f.plan);
+    bool done = false;
+    for (auto& st : plan.ranks[0].steps)
+      if (!done && !st.sends.empty()) st.sends[0].port = plan.spec.p + 3, done = true;
+    REQUIRE(done);
+    collplan::ir::write_binary(plan, f.bad_port_bin);
+    return f;
+  }();
+  return fx;
+}
+
+struct Row {
+  std::string args;
+  int status;
+  std::string fragment;
+};
+
+}  // namespace
+
+TEST_CASE("bad input: every row exits 1 or 2 with the message and the one error prefix", "[cli][bad-input]") {
+  const Fixtures& f = fixtures();
+  const std::string d = f.dir.string(), o = " -q -o " + (f.dir / "out.cplan").string();
+  const std::vector<Row> rows = {
+      // ---- commands and options: suggestions, CLI11's parse errors ----
+      {"compil", 2, "unknown command 'compil'; did you mean 'compile'?"},
+      {"chek " + f.plan, 2, "did you mean 'check'?"},
+      {"expotr " + f.plan + " -o x.json", 2, "did you mean 'export'?"},
+      {"frobnicate", 2, "unknown command 'frobnicate'"},
+      {"compile --Kk 4", 2, "unknown option '--Kk' for 'collplan compile'; did you mean '--K'?"},
+      {"compile --K 4 --lamda 2", 2, "did you mean '--lambda'?"},
+      {"check " + f.plan + " --mdoe exact", 2, "did you mean '--mode'?"},
+      {"run " + f.plan + " --lenn 4", 2, "did you mean '--len'?"},
+      {"compile --K abc", 2, "--K"},
+      {"check", 2, "plan is required"},
+      {"check " + f.plan + " --mode fast", 2, "fast not in"},
+      {"list --format yaml", 2, "yaml"},
+      {"bound --K 1", 2, "K = 1 is too small"},
+      {"bound --K 16777217", 2, "K = 16777217 is too large"},
+      {"bound --K 8 --p 0", 2, "p = 0"},
+      {"bound --K 8 --lambda 2000", 2, "lambda = 2000"},
+      // ---- size limits, checked before anything is allocated ----
+      {"compile --op encode --K 100000" + o, 2, "(K*n)^2 = 10000000000 coefficients, over the 2^26"},
+      {"compile --op encode --K 8193" + o, 2, "use K*n <= 8192"},
+      {"compile --op encode --K 64 --blocks 1000000" + o, 2, "K = 64, blocks = 1000000"},
+      {"compile --op broadcast --K 1000 --blocks 1000000" + o, 2, "over the 268435456 collplan checks"},
+      {"compile --op allgather --K 3000" + o, 2, "over the 268435456 collplan checks"},
+      {"compile --op reduce-scatter --K 16777216" + o, 2, "more than 2^64 entries"},
+      {"compile --op allreduce --K 64 --blocks 16777216" + o, 2, "over the 268435456"},
+      {"compile --op prefix --K 100000" + o, 2, "100000 inputs x 100000 outputs"},
+      {"compile --op allgatherv --K 4 --counts 16777216,1,1,1" + o, 2, "over the 268435456"},
+      {"compile --op decentralized-encode --N 100001 --K 100000 --systematic false" + o, 2,
+       "100000 x 100001 matrix has 10000100000 entries"},
+      {"compile --op decentralized-encode --N 2000000 --K 1000" + o, 2, "K*(N-K)*n^2"},
+      {"compile --op broadcast --K 16777217" + o, 2, "K = 16777217 is too large"},
+      {"compile --op broadcast --K 16777216" + o, 2, "received elements in its rank programs"},
+      {"compile --op reduce --K 8000000" + o, 2, "over the 2^26 = 67108864 collplan builds in one plan"},
+      {"compile --op broadcast --K 1000 --blocks 4000000000 --rank 3" + o, 2, "blocks = 4000000000 is too large"},
+      {"compile --op decentralized-encode --N 9000 --K 60 --algorithm decentralized-padded" + o, 2,
+       "decentralized-padded: N = 9000"},
+      {"compile --op broadcast --K 8 --p 2000" + o, 2, "p = 2000 is too large"},
+      {"compile --op broadcast --K 8 --lambda 5000" + o, 2, "lambda = 5000 is too large"},
+      {"compile --op broadcast --K 2147483649 --rank 3" + o, 2, "K = 2147483649 is too large"},
+      {"compile --op broadcast --K 8 --rank 2 --format json" + o, 2, "compile --rank prints text only"},
+      {"run " + f.plan + " --len 100000000000", 2, "over the limit 2^32"},
+      {"check " + f.plan + " --mode randomized --trials 4000000000", 2, "--trials 4000000000"},
+      {"verify-circulant --K 1000 --sample-ranks 100000000", 2, "--sample-ranks 100000000 is too many"},
+      {"verify-circulant --Kmax 20000000", 2, "too large for the whole-K sweep"},
+      {"verify-circulant --K 100 --sample-ranks 3 --threads 100000", 2, "--threads 100000 is too many"},
+      {"verify-circulant --p 100 --sample-ranks 3", 2, "give the processor count as --K"},
+      // ---- files that are not (whole) plans: bad input ----
+      {"check " + f.truncated, 2, "truncated"},
+      {"show " + f.truncated, 2, "truncated"},
+      {"check " + f.bad_magic, 2, "invalid JSON"},
+      {"check " + f.bad_version, 2, "unsupported format version 99"},
+      {"check " + f.flipped, 2, "does not match its hash"},
+      {"run " + f.flipped + " --len 4", 2, "does not match its hash"},
+      {"check " + f.empty, 2, "invalid JSON"},
+      {"check " + f.text, 2, "invalid JSON"},
+      {"check " + d, 2, "it is a directory"},
+      {"check " + d + "/missing.cplan", 2, "cannot open plan file"},
+      {"emit-cpp " + d + "/missing.cplan -o " + d + "/gen", 2, "cannot open plan file"},
+      // ---- readable plans that are wrong: exit 1, whatever the kind ----
+      {"check " + f.bad_port, 1, "plan rejected (structure)"},
+      {"check " + f.bad_port, 1, "7 is not a port (valid: 0..1, p = 2)"},
+      {"check " + f.bad_sent_at, 1, "sent_at"},
+      {"check " + f.bad_to, 1, "plan rejected (structure)"},
+      {"check " + f.algebra, 1, "plan rejected (algebra)"},
+      {"import " + f.bad_port + " -o " + d + "/imported.cplan", 1, "is not a port"},
+      {"run " + f.algebra + " --len 4 --reps 1", 1, "plan rejected (algebra)"},
+      {"show " + f.bad_sent_at, 1, "plan rejected (structure)"},
+      {"check " + f.bad_port_bin, 1, "send port 5 (step 1) is not a port"},
+      {"export " + f.bad_port_bin + " -o " + d + "/x.json", 1, "plan rejected (structure)"},
+  };
+  REQUIRE(rows.size() >= 40);
+  for (const Row& row : rows) {
+    INFO("collplan " << row.args);
+    const Run r = run_cli(row.args, f.dir);
+    INFO("stdout: " << r.out);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == row.status);
+    CHECK(r.status != 3);
+    CHECK(r.err.rfind("collplan: error: ", 0) == 0);
+    CHECK(r.err.find(row.fragment) != std::string::npos);
+    // One error line, however many things were wrong.
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("bad input: check --format json gives a verdict object on every outcome", "[cli][bad-input][json]") {
+  const Fixtures& f = fixtures();
+  struct Case {
+    std::string file;
+    int status;
+    bool ok;
+    std::string kind;
+  };
+  for (const Case& c : std::vector<Case>{{f.plan, 0, true, ""},
+                                         {f.bad_port, 1, false, "structure"},
+                                         {f.bad_port_bin, 1, false, "structure"},
+                                         {f.algebra, 1, false, "algebra"},
+                                         {f.truncated, 2, false, "input"},
+                                         {f.text, 2, false, "input"}}) {
+    for (const char* flag : {" --format json", " --json"}) {
+      INFO("check " << c.file << flag);
+      const Run r = run_cli("check " + c.file + flag, f.dir);
+      INFO(r.out << r.err);
+      CHECK(r.status == c.status);
+      const auto j = nlohmann::json::parse(r.out);
+      CHECK(j.at("ok").get<bool>() == c.ok);
+      if (c.ok) {
+        CHECK(j.at("cost").at("C1").get<int>() == 2);
+        CHECK(j.at("digest").get<std::string>().size() == 32);
+      } else {
+        CHECK(j.at("kind").get<std::string>() == c.kind);
+        CHECK(j.at("exit_code").get<int>() == c.status);
+        CHECK(!j.at("error").get<std::string>().empty());
+      }
+    }
+  }
+}
+
+TEST_CASE("cli: --format json of compile, --explain, list, bound, run and verify-circulant", "[cli][json]") {
+  const Fixtures& f = fixtures();
+  Run r = run_cli("compile --op encode --K 16 --p 2 --seed 7 -q --format json -o " + (f.dir / "c.cplan").string(),
+                  f.dir);
+  REQUIRE(r.status == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("ok") == true);
+  CHECK(j.at("plan").at("op") == "encode");
+  CHECK(j.at("plan").at("K") == 16);
+  CHECK(j.at("plan").at("N").is_null());
+  CHECK(j.at("plan").at("matrix") == "random");
+  CHECK(j.at("cost").at("C1") == 3);
+  CHECK(j.at("cost").at("C2") == 5);
+  CHECK(j.at("files").at("binary") == (f.dir / "c.cplan").string());
+  CHECK(j.at("files").at("json").is_null());
+  CHECK(j.at("digest").get<std::string>().size() == 32);
+  CHECK(j.contains("explain") == false);
+
+  // --explain: a systematic code has no estimate from the grouped
+  // (non-systematic) generator: null, not 4294967295.
+  r = run_cli("compile --op decentralized-encode --N 24 --K 16 --explain -q --format json", f.dir);
+  REQUIRE(r.status == 0);
+  j = nlohmann::json::parse(r.out);
+  const auto& ex = j.at("explain");
+  CHECK(ex.at("chosen") == j.at("plan").at("algorithm").get<std::string>().substr(0, ex.at("chosen").get<std::string>().size()));
+  bool saw_null = false, saw_number = false;
+  for (const auto& c : ex.at("candidates")) {
+    if (c.at("generator") == "decentralized-grouped") {
+      CHECK(c.at("C1").is_null());
+      saw_null = true;
+    }
+    if (c.at("applicable") == true && c.at("C1").is_number()) saw_number = true;
+  }
+  CHECK(saw_null);
+  CHECK(saw_number);
+  r = run_cli("compile --op decentralized-encode --N 24 --K 16 --explain -q", f.dir);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("4294967295") == std::string::npos);
+  CHECK(r.out.find("no cost estimate") != std::string::npos);
+
+  r = run_cli("list --format json", f.dir);
+  REQUIRE(r.status == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j.at("generators").size() >= 20);
+  CHECK(j.at("generators").at(0).at("name") == "prepare-shoot");
+  CHECK(j.at("generators").at(0).at("ops").at(0) == "encode");
+  CHECK(j.at("operations").size() == 9);
+  CHECK(j.at("fields").at(0).at("name") == "gf256");
+  CHECK(j.at("passes").at(0).contains("default"));
+
+  r = run_cli("bound --K 4096 --p 2 --format json", f.dir);
+  REQUIRE(r.status == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j.at("K") == 4096);
+  CHECK(j.at("encode_C1") == 8);  // ceil(log_3 4096)
+  CHECK(j.at("prepare_shoot").at("C1") == 8);
+
+  r = run_cli("run " + f.plan + " --len 64 --reps 1 --format json", f.dir);
+  REQUIRE(r.status == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j.at("ok") == true);
+  CHECK(j.at("transport") == "threads");
+  CHECK(j.at("ranks") == 4);
+  CHECK(j.at("len") == 64);
+  CHECK(j.at("mismatch").is_null());
+  CHECK(j.at("time_median_s").get<double>() >= 0);
+
+  r = run_cli("verify-circulant --K 1000 --sample-ranks 5 --threads 1 --format json", f.dir);
+  REQUIRE(r.status == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j.at("mode") == "sample");
+  CHECK(j.at("K") == 1000);
+  CHECK(j.at("ranks_checked") == 5);
+
+  // Errors of a JSON-printing command: the verdict object on stdout too.
+  r = run_cli("bound --K 1 --format json", f.dir);
+  CHECK(r.status == 2);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j.at("ok") == false);
+  CHECK(j.at("kind") == "input");
+}
+
+TEST_CASE("cli: --help and --version exit 0; --help shows examples and the exit codes", "[cli]") {
+  const Fixtures& f = fixtures();
+  Run r = run_cli("--help", f.dir);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("Exit status:") != std::string::npos);
+  CHECK(r.out.find("Examples:") != std::string::npos);
+  r = run_cli("compile --help", f.dir);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("--format") != std::string::npos);
+  CHECK(r.out.find("Examples:") != std::string::npos);
+  r = run_cli("--version", f.dir);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("collplan") != std::string::npos);
+}
