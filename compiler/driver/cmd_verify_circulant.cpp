@@ -1,15 +1,15 @@
 // `collplan verify-circulant`: validity of Träff's circulant schedules at
-// scale (SPEC §4.5; the checks are gen/circulant_check.h's (R), (S), (C)).
+// scale (docs/circulant.md, "Validity and its check"; the checks are gen/circulant_check.h's (R), (S), (C)).
 //
-//   --pmax N            every rank of every p in [--pmin, N], whole p at a
-//                       time on the fast path (O(p log p) per p), spread
-//                       over --threads workers, largest p first; a progress
-//                       line (p done, ranks/s, ETA) every --progress seconds.
+//   --Kmax N            every rank of every K in [--Kmin, N], whole K at a
+//                       time on the fast path (O(K log K) per K), spread
+//                       over --threads workers, largest K first; a progress
+//                       line (K done, ranks/s, ETA) every --progress seconds.
 //   --reference         the same with the per-rank Algorithms 2–5 (O(q³)
 //                       per rank): slow, the path the fast one is tested
 //                       against.
 //   --K K --sample-ranks S
-//                       spot check of S ranks of one p <= 2^31 (0, 1, p−1,
+//                       spot check of S ranks of one K <= 2^31 (0, 1, K−1,
 //                       the skips and their neighbours, then seeded random
 //                       ranks) with the per-rank algorithms only.
 // Exit status 1 and the first violation when a schedule is wrong. The
