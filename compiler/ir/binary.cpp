@@ -895,6 +895,31 @@ Program read_rank(const std::string& path, Rank r, PlanHeader* header_out) {
   });
 }
 
+PlanHeader decode_header(const uint8_t* data, size_t size) {
+  Preamble pre = parse_preamble(data, size, size);
+  Head head = parse_head(data, pre);
+  if (head.single_rank) {
+    RankIndexEntry e;
+    head.h.only_rank = single_rank_entry(head, data + head.head_size, size - head.head_size, size, &e);
+  }
+  return std::move(head.h);
+}
+
+Program decode_rank(const uint8_t* data, size_t size, Rank r, PlanHeader* header_out) {
+  PlanHeader h = decode_header(data, size);
+  const Spec& spec = h.spec;
+  if (r >= num_ranks(spec))
+    user_error("rank {} is not in this plan ({} ranks, valid 0..{})", r, num_ranks(spec), num_ranks(spec) - 1);
+  if (h.only_rank && *h.only_rank != r)
+    user_error("rank {} is not in this file: it holds only rank {} ({})", r, *h.only_rank,
+               h.compiled_alone ? "compiled alone with `collplan compile --rank`" : "extracted with `collplan extract`");
+  RankIndexEntry e = h.index[h.compiled_alone ? 0 : r];
+  if (h.only_rank) e.offset = size - e.length;  // the blob follows the index (single_rank_entry checked the size)
+  Program prog = read_blob(data + e.offset, e, r, spec, h.num_steps);
+  if (header_out) *header_out = std::move(h);
+  return prog;
+}
+
 void reseal_binary(std::vector<uint8_t>& file) {
   if (file.size() < kPreambleSize) return;
   const uint32_t header_size = get_u32(file.data() + 40);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 
 #include <fmt/format.h>
@@ -527,22 +528,28 @@ Plan from_json(const json& j) {
   return plan;
 }
 
+Plan read_json(const char* data, size_t size, const std::string& name) {
+  json j;
+  try {
+    j = json::parse(data, data + size);
+  } catch (const json::parse_error& e) {
+    user_error("{}: invalid JSON: {}", name, e.what());
+  }
+  try {
+    return from_json(j);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", name, e.what()));
+  }
+}
+
 Plan read_json_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) user_error("cannot read JSON plan file '{}': it is a directory", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) user_error("cannot read JSON plan file '{}': {}", path, std::strerror(errno));
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    user_error("{}: invalid JSON: {}", path, e.what());
-  }
-  try {
-    return from_json(j);
-  } catch (const UserError& e) {
-    throw UserError(fmt::format("{}: {}", path, e.what()));
-  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) user_error("cannot read JSON plan file '{}': {}", path, std::strerror(errno));
+  return read_json(text.data(), text.size(), path);
 }
 
 void write_json_file(const Plan& plan, const std::string& path, bool with_matrix, const json& cost) {
