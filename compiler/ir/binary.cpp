@@ -697,6 +697,11 @@ Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Sp
     rd.mark();
     rd.fail("{} unread bytes at the end of the rank blob", rd.left());
   }
+  if (prog.num_slots > slot_limit(prog))
+    damaged(e.offset + 4, where,
+            fmt::format("num_slots = {} but the program writes at most {} slots (valid: num_slots <= {}, "
+                        "4 per write + 64)",
+                        prog.num_slots, (slot_limit(prog) - 64) / 4, slot_limit(prog)));
   return prog;
 }
 

@@ -468,6 +468,9 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
                                   "the matrix has {} columns");
     }
   }
+  if (prog.num_slots > slot_limit(prog))
+    bad(member(path, "slots"), "{} slots, but the program writes at most {} (valid: slots <= {}, 4 per write + 64)",
+        prog.num_slots, (slot_limit(prog) - 64) / 4, slot_limit(prog));
   return prog;
 }
 

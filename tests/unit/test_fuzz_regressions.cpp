@@ -1,0 +1,54 @@
+// Regressions for what the fuzz harnesses (fuzz/, docs/fuzzing.md) found:
+// one case per finding, on the smallest input that showed it. The inputs
+// themselves are also in the seed corpora, which scripts/fuzz.sh --replay
+// runs under the sanitizers.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/binary.h"
+#include "ir/json.h"
+#include "passes/verify.h"
+#include "support/error.h"
+
+using namespace collplan;
+using nlohmann::json;
+
+namespace {
+
+// The K = 2 encode plan of docs/plan-format.md, a correct plan.
+const char* const kTinyPlan = R"({"format":"collplan-plan","version":1,"num_steps":1,
+"spec":{"op":"encode","K":2,"p":1,"lambda":1,"field":{"kind":"gf2m","m":8,"poly":285},
+ "matrix":{"family":"explicit","rows":2,"cols":2,"entries":[[1,2],[3,4]]},"algorithm":"hand","blocks":1},
+"ranks":[
+{"rank":0,"slots":3,"inputs":[0],"outputs":[2],"steps":[{"t":1,"sends":[{"port":0,"to":1,"payload":[[[0,1]]]}],
+ "recvs":[{"port":0,"from":1,"sent_at":1,"into":[1]}],"ops":[{"dst":2,"terms":[[0,1],[1,3]],"matrix_col":0}]}]},
+{"rank":1,"slots":3,"inputs":[0],"outputs":[2],"steps":[{"t":1,"sends":[{"port":0,"to":0,"payload":[[[0,1]]]}],
+ "recvs":[{"port":0,"from":0,"sent_at":1,"into":[1]}],"ops":[{"dst":2,"terms":[[0,4],[1,2]],"matrix_col":1}]}]}]})";
+
+ir::Plan tiny_plan() { return ir::from_json(json::parse(kTinyPlan)); }
+
+}  // namespace
+
+TEST_CASE("fuzz: a slot count the program cannot use is refused by both readers", "[fuzz][formats]") {
+  // fuzz_binary: a blob declaring 4294705155 slots loaded fine, and the
+  // checker then allocated 5 bytes per slot (20 GB) for a 1 KB file.
+  ir::Plan plan = tiny_plan();
+  passes::verify(plan);
+  plan.ranks[1].num_slots = UINT32_MAX;
+  const std::vector<uint8_t> bin = ir::encode_binary(plan);
+  CHECK_THROWS_WITH(ir::decode_binary(bin.data(), bin.size()), Catch::Contains("(rank 1): num_slots = 4294967295"));
+  CHECK_THROWS_AS(ir::decode_binary(bin.data(), bin.size()), UserError);
+  CHECK_THROWS_AS(ir::decode_rank(bin.data(), bin.size(), 1), UserError);
+  json j = json::parse(kTinyPlan);
+  j["ranks"][1]["slots"] = UINT32_MAX;
+  CHECK_THROWS_WITH(ir::from_json(j), Catch::Contains("ranks[1].slots: 4294967295 slots"));
+  // Spare slots within the limit still load (and are the checker's business).
+  plan.ranks[1].num_slots = static_cast<uint32_t>(ir::slot_limit(plan.ranks[1]));
+  const std::vector<uint8_t> spare = ir::encode_binary(plan);
+  CHECK(ir::decode_binary(spare.data(), spare.size()) == plan);
+}
