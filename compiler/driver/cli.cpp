@@ -79,6 +79,26 @@ MatrixSpec build_structured_matrix(const SpecFlags& sf, uint32_t K, const Field&
   return matrix_four_lists(sf.matrix, {a, b, std::vector<Elem>(K, 1), std::vector<Elem>(K, 1)}, f);
 }
 
+// Every number in a spec file is a count, an index, a seed or a field
+// element: a non-negative integer, and one the flag's type holds for the u32
+// flags. nlohmann's get<uint32_t>() would convert 1e34 with undefined
+// behaviour and wrap -1 or 2^32 silently, so numbers are checked first,
+// nested ones (arrays, objects; at most 16 deep) too.
+void check_spec_numbers(const std::string& file, const std::string& where, const nlohmann::json& v, uint64_t max,
+                        int depth = 0) {
+  if (v.is_structured()) {
+    if (depth == 16) user_error("spec file '{}': {} is nested too deeply", file, where);
+    for (auto& [key, item] : v.items())
+      check_spec_numbers(file, where + (v.is_array() ? "[" + key + "]" : "." + key), item, UINT64_MAX, depth + 1);
+    return;
+  }
+  if (!v.is_number()) return;
+  if (!v.is_number_unsigned())
+    user_error("spec file '{}': {} = {} is not a non-negative integer", file, where, v.dump());
+  if (v.get<uint64_t>() > max)
+    user_error("spec file '{}': {} = {} is too large (at most {})", file, where, v.dump(), max);
+}
+
 }  // namespace
 
 MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f) {
@@ -142,6 +162,11 @@ void apply_spec_file(SpecFlags& sf, const CLI::App& app) {
     user_error("spec file '{}' is not valid JSON: {}", sf.spec_file, e.what());
   }
   if (!j.is_object()) user_error("spec file '{}' must hold a JSON object", sf.spec_file);
+  for (auto& [key, val] : j.items()) {
+    const bool u32 = key == "K" || key == "p" || key == "lambda" || key == "radix" || key == "root" ||
+                     key == "blocks" || key == "N";
+    check_spec_numbers(sf.spec_file, key, val, u32 ? UINT32_MAX : UINT64_MAX);
+  }
   auto given = [&](const char* flag) { return app.count(flag) > 0; };
   try {
     for (auto& [key, val] : j.items()) {

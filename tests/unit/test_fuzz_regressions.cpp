@@ -4,7 +4,13 @@
 // runs under the sanitizers.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -32,6 +38,18 @@ const char* const kTinyPlan = R"({"format":"collplan-plan","version":1,"num_step
 
 ir::Plan tiny_plan() { return ir::from_json(json::parse(kTinyPlan)); }
 
+// Runs the collplan CLI; its exit status and output (stdout and stderr).
+std::pair<int, std::string> cli(const std::string& args) {
+  FILE* f = popen((std::string(COLLPLAN_CLI) + " " + args + " 2>&1").c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  const int st = pclose(f);
+  REQUIRE(WIFEXITED(st));  // a signal (crash) is a failure
+  return {WEXITSTATUS(st), out};
+}
+
 }  // namespace
 
 TEST_CASE("fuzz: a slot count the program cannot use is refused by both readers", "[fuzz][formats]") {
@@ -51,4 +69,31 @@ TEST_CASE("fuzz: a slot count the program cannot use is refused by both readers"
   plan.ranks[1].num_slots = static_cast<uint32_t>(ir::slot_limit(plan.ranks[1]));
   const std::vector<uint8_t> spare = ir::encode_binary(plan);
   CHECK(ir::decode_binary(spare.data(), spare.size()) == plan);
+}
+
+TEST_CASE("fuzz: spec file numbers must be non-negative integers the flag holds", "[fuzz][cli]") {
+  // fuzz_spec: {"K": 1e34} reached nlohmann's get<uint32_t>(), a float to
+  // integer conversion out of range (undefined behaviour, UBSan); -1 became
+  // K = 4294967295, 4294967296 became 0 and 4.5 became 4, all silently.
+  const auto dir = std::filesystem::temp_directory_path() / ("collplan-fuzz-regress-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string spec = (dir / "s.json").string(), out = (dir / "s.cplan").string();
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"op":"encode","K":1e34})", "K = 1e+34 is not a non-negative integer"},
+      {R"({"op":"encode","K":-1})", "K = -1 is not a non-negative integer"},
+      {R"({"op":"encode","K":4294967296})", "K = 4294967296 is too large (at most 4294967295)"},
+      {R"({"op":"encode","K":4.5})", "K = 4.5 is not a non-negative integer"},
+      {R"({"op":"encode","K":4,"seed":-3})", "seed = -3 is not a non-negative integer"},
+  };
+  for (const auto& [text, needle] : bad) {
+    std::ofstream(spec) << text;
+    const auto [status, output] = cli("compile -q --spec " + spec + " -o " + out);
+    INFO(text << "\n" << output);
+    CHECK(status == 2);
+    CHECK(output.find(needle) != std::string::npos);
+  }
+  // The whole u64 range is still a seed.
+  std::ofstream(spec) << R"({"op":"encode","K":4,"seed":18446744073709551615})";
+  CHECK(cli("compile -q --spec " + spec + " -o " + out).first == 0);
+  std::filesystem::remove_all(dir);
 }
