@@ -25,14 +25,14 @@ case "${1:-}" in
 esac
 SECONDS_EACH="${FUZZ_SECONDS:-30}"
 HARNESSES=(${FUZZ_HARNESSES:-fuzz_binary fuzz_json_plan fuzz_spec fuzz_matrix})
-BUILD=build-fuzz
+BUILD="${FUZZ_BUILD_DIR:-build-fuzz}"
 
 # Largest input per harness: a few times the largest seed, small enough to
 # stay fast (bigger plans only repeat the same records).
 max_len() {
   case "$1" in
-    fuzz_binary) echo 4096 ;;
-    fuzz_json_plan) echo 8192 ;;
+    fuzz_binary) echo 2048 ;;
+    fuzz_json_plan) echo 4096 ;;
     fuzz_spec) echo 512 ;;
     fuzz_matrix) echo 1024 ;;
   esac
