@@ -6,7 +6,8 @@
 #   scripts/fuzz.sh --replay        replay the seed corpora only (regression)
 #   scripts/fuzz.sh --runs N        fuzz each harness for N executions, one
 #                                   after another, keeping the grown corpus in
-#                                   build-fuzz/work/<harness> (the long run)
+#                                   build-fuzz/work/<harness> (the long run;
+#                                   logs in build-fuzz/logs/<harness>-runs.log)
 #   FUZZ_HARNESSES="fuzz_spec ..."  a subset of the harnesses
 # Fails (exit 1) on any finding: libFuzzer then leaves the input as
 # build-fuzz/findings/<harness>/crash-*, leak-*, timeout-* or oom-*.
@@ -58,21 +59,22 @@ for h in "${HARNESSES[@]}"; do
   dict=()
   [ -f "fuzz/dict/$h.dict" ] && dict=(-dict="fuzz/dict/$h.dict")
   mkdir -p "$BUILD/findings/$h" "$BUILD/logs"
-  log="$BUILD/logs/$h.log"
+  log="$BUILD/logs/$h-$MODE.log"
   echo "== $h: replaying $(ls "$seeds" | wc -l) seeds"
   if ! "$bin" "${COMMON[@]}" -runs=0 -artifact_prefix="$BUILD/findings/$h/" "$seeds" >"$log" 2>&1; then
     tail -n 40 "$log"; echo "FAIL $h: a seed input fails (log: $log)"; status=1; continue
   fi
   [ "$MODE" = replay ] && continue
 
-  work="$BUILD/work/$h"
-  mkdir -p "$work"
   if [ "$MODE" = short ]; then
-    rm -rf "$work"; mkdir -p "$work"
+    work="$BUILD/work-short/$h"  # from the seeds alone each time, so its time stays bounded
+    rm -rf "$work"
     limit=(-max_total_time="$SECONDS_EACH")
   else
+    work="$BUILD/work/$h"  # grows from run to run
     limit=(-runs="$RUNS")
   fi
+  mkdir -p "$work"
   echo "== $h: fuzzing (${limit[*]}, -max_len=$(max_len "$h"))"
   if ! "$bin" "${COMMON[@]}" "${dict[@]}" "${limit[@]}" -max_len="$(max_len "$h")" \
        -artifact_prefix="$BUILD/findings/$h/" "$work" "$seeds" >"$log" 2>&1; then
