@@ -270,6 +270,10 @@ MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f) 
   m.family = as_string(need(v, "family", path), member(path, "family"));
   m.rows = as_u32(need(v, "rows", path), member(path, "rows"));
   m.cols = as_u32(need(v, "cols", path), member(path, "cols"));
+  // A document cannot ask for more than kMaxMatrixEntries (K = 16384) to be
+  // built, nor reserved for its entries.
+  if (static_cast<uint64_t>(m.rows) * m.cols > kMaxMatrixEntries)
+    bad(path, "a {} x {} matrix is too large to rebuild (at most {} entries)", m.rows, m.cols, kMaxMatrixEntries);
   if (const json* s = maybe(v, "seed")) m.seed = as_uint(*s, member(path, "seed"), UINT64_MAX);
   if (const json* pts = maybe(v, "points")) {
     const std::string pp = member(path, "points");
@@ -304,10 +308,7 @@ MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f) 
   }
 
   // Rebuild the matrix from its family: this checks the parameters and
-  // yields the digest that binds the plan to the matrix. A document cannot
-  // ask for more than kMaxMatrixEntries (K = 16384) to be built.
-  if (static_cast<uint64_t>(m.rows) * m.cols > kMaxMatrixEntries)
-    bad(path, "a {} x {} matrix is too large to rebuild (at most {} entries)", m.rows, m.cols, kMaxMatrixEntries);
+  // yields the digest that binds the plan to the matrix.
   Matrix mat;
   try {
     mat = materialize(m, f);

@@ -97,3 +97,12 @@ TEST_CASE("fuzz: spec file numbers must be non-negative integers the flag holds"
   CHECK(cli("compile -q --spec " + spec + " -o " + out).first == 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("fuzz: a JSON matrix's size is checked before its entries are reserved", "[fuzz][json]") {
+  // fuzz_json_plan: rows = 1, cols = 4294967295 and "entries": [[]] made the
+  // importer reserve rows x cols entries (16 GB) before it compared the size
+  // with its limit of 2^28 entries.
+  json j = json::parse(kTinyPlan);
+  j["spec"]["matrix"] = json{{"family", "explicit"}, {"rows", 1}, {"cols", UINT32_MAX}, {"entries", json::array({json::array()})}};
+  CHECK_THROWS_WITH(ir::from_json(j), Catch::Contains("spec.matrix: a 1 x 4294967295 matrix is too large to rebuild"));
+}
