@@ -263,7 +263,7 @@ Digest parse_digest(const json& v, const std::string& path) {
   return d;
 }
 
-MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f) {
+MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f, uint32_t ranks) {
   need_object(v, path);
   only_keys(v, path, {"family", "rows", "cols", "seed", "points", "perm", "source", "digest", "entries"});
   MatrixSpec m;
@@ -274,6 +274,11 @@ MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f) 
   // built, nor reserved for its entries.
   if (static_cast<uint64_t>(m.rows) * m.cols > kMaxMatrixEntries)
     bad(path, "a {} x {} matrix is too large to rebuild (at most {} entries)", m.rows, m.cols, kMaxMatrixEntries);
+  // No operation uses more than (its ranks)^2 entries (encode: K x K,
+  // decentralized-encode: at most K x N); the checker judges the exact shape.
+  if (static_cast<uint64_t>(m.rows) * m.cols > uint64_t{ranks} * ranks)
+    bad(path, "a {} x {} matrix is larger than any operation on {} ranks uses (at most {}^2 entries)", m.rows, m.cols,
+        ranks, ranks);
   if (const json* s = maybe(v, "seed")) m.seed = as_uint(*s, member(path, "seed"), UINT64_MAX);
   if (const json* pts = maybe(v, "points")) {
     const std::string pp = member(path, "points");
@@ -335,7 +340,10 @@ MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f) 
   return m;
 }
 
-Spec parse_spec(const json& v, const std::string& path) {
+// `doc` (when given): the whole plan document, whose "ranks" must list the
+// spec's rank count of programs (checked before the matrix is rebuilt, so a
+// small document cannot claim a large K and have a K x K matrix built).
+Spec parse_spec(const json& v, const std::string& path, const json* doc = nullptr) {
   need_object(v, path);
   only_keys(v, path, {"op", "K", "p", "lambda", "field", "matrix", "algorithm", "blocks", "root", "N", "counts", "exclusive"});
   Spec s;
@@ -367,9 +375,13 @@ Spec parse_spec(const json& v, const std::string& path) {
   } catch (const UserError& e) {
     bad(path, "{}", e.what());
   }
+  if (doc) {
+    const size_t listed = need_array(need(*doc, "ranks", ""), "ranks").size();
+    if (listed != num_ranks(s)) bad("ranks", "{} programs listed, the spec has {} ranks", listed, num_ranks(s));
+  }
   // The matrix is parsed after the basics so that its checks run on a sane
   // K and field.
-  if (const json* m = maybe(v, "matrix")) s.matrix = parse_matrix(*m, member(path, "matrix"), s.field);
+  if (const json* m = maybe(v, "matrix")) s.matrix = parse_matrix(*m, member(path, "matrix"), s.field, num_ranks(s));
   return s;
 }
 
@@ -503,7 +515,7 @@ Plan from_json(const json& j) {
   if (version != kVersion) bad("version", "unsupported version {} (this collplan reads version {})", version, kVersion);
 
   Plan plan;
-  plan.spec = parse_spec(need(j, "spec", ""), "spec");
+  plan.spec = parse_spec(need(j, "spec", ""), "spec", &j);
   const json* cost = maybe(j, "cost");
   if (cost) need_object(*cost, "cost");
 
@@ -524,8 +536,6 @@ Plan from_json(const json& j) {
     }
   }
 
-  if (ranks.size() != num_ranks(plan.spec))
-    bad("ranks", "{} programs listed, the spec has {} ranks", ranks.size(), num_ranks(plan.spec));
   plan.ranks.reserve(ranks.size());
   for (size_t k = 0; k < ranks.size(); ++k)
     plan.ranks.push_back(parse_rank(ranks[k], element("ranks", k), static_cast<Rank>(k), plan.spec, plan.num_steps));

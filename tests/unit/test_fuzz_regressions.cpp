@@ -106,3 +106,17 @@ TEST_CASE("fuzz: a JSON matrix's size is checked before its entries are reserved
   j["spec"]["matrix"] = json{{"family", "explicit"}, {"rows", 1}, {"cols", UINT32_MAX}, {"entries", json::array({json::array()})}};
   CHECK_THROWS_WITH(ir::from_json(j), Catch::Contains("spec.matrix: a 1 x 4294967295 matrix is too large to rebuild"));
 }
+
+TEST_CASE("fuzz: a JSON plan cannot have a matrix larger than its ranks use rebuilt", "[fuzz][json]") {
+  // fuzz_json_plan: a 200-byte plan with K = 2, no programs and a random
+  // 16384 x 16384 matrix over GF(2^31 - 1) made the importer build and hash
+  // 2^28 entries (1 GB, over 10 s) before it counted the programs.
+  json j = json::parse(kTinyPlan);
+  j["spec"]["field"] = json{{"kind", "prime"}, {"q", 2147483647}};
+  j["spec"]["matrix"] = json{{"family", "random"}, {"rows", 16384}, {"cols", 16384}};
+  CHECK_THROWS_WITH(ir::from_json(j), Catch::Contains("spec.matrix: a 16384 x 16384 matrix is larger than any "
+                                                      "operation on 2 ranks uses"));
+  // The programs are counted before the matrix is rebuilt.
+  j["spec"]["K"] = 16384;
+  CHECK_THROWS_WITH(ir::from_json(j), Catch::Contains("ranks: 2 programs listed, the spec has 16384 ranks"));
+}
