@@ -80,7 +80,7 @@ for h in "${HARNESSES[@]}"; do
        -artifact_prefix="$BUILD/findings/$h/" "$work" "$seeds" >"$log" 2>&1; then
     tail -n 60 "$log"; echo "FAIL $h: finding (log: $log, input in $BUILD/findings/$h/)"; status=1; continue
   fi
-  grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec' "$log" || true
+  grep -E '^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb' "$log" || true
   echo "   corpus: $(ls "$work" | wc -l) inputs"
 done
 [ $status -eq 0 ] && echo "fuzz: no findings"
