@@ -546,7 +546,7 @@ Plan read_json(const char* data, size_t size, const std::string& name) {
   json j;
   try {
     j = json::parse(data, data + size);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1E621
     user_error("{}: invalid JSON: {}", name, e.what());
   }
   try {

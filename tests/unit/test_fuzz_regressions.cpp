@@ -134,3 +134,14 @@ TEST_CASE("fuzz: the checker's time does not grow with idle steps", "[fuzz][veri
   passes::verify(plan);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
 }
+
+TEST_CASE("fuzz: a JSON number too large for a double is invalid JSON, not a crash", "[fuzz][json]") {
+  // fuzz_json_plan: the document 1E621E62 made nlohmann's parser throw
+  // out_of_range (number overflow), which the reader did not catch: it left
+  // as a nlohmann exception (the CLI's "internal error") instead of a
+  // UserError naming the file.
+  const std::string text = "1E621E62";
+  CHECK_THROWS_WITH(ir::read_json(text.data(), text.size(), "x.json"),
+                    Catch::Contains("x.json: invalid JSON") && Catch::Contains("number overflow"));
+  CHECK_THROWS_AS(ir::read_json(text.data(), text.size(), "x.json"), UserError);
+}
