@@ -11,9 +11,10 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
           libisal-dev libxxhash-dev
           openmpi-bin libopenmpi-dev
           libsimgrid-dev
-          clang gcc-arm-none-eabi libnewlib-arm-none-eabi g++-aarch64-linux-gnu qemu-user
+          clang libclang-rt-14-dev gcc-arm-none-eabi libnewlib-arm-none-eabi g++-aarch64-linux-gnu qemu-user
           python3 chromium chromium-driver)
-# clang, the Cortex-M and AArch64 cross compilers and qemu-aarch64: the tests
+# clang (libclang-rt: libFuzzer for scripts/fuzz.sh), the Cortex-M and
+# AArch64 cross compilers and qemu-aarch64: the tests
 # build emitted code with both compilers, for a Cortex-M4, and run the NEON
 # kernels under emulation. python3 (standard library only) and headless
 # chromium: the trace schema checks and the explorer page test (tests/viz/).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up and runs the whole test suite: the quick, slow and mpi tiers of the
 # optimised build, then the quick tier again under AddressSanitizer and
-# UndefinedBehaviorSanitizer.
+# UndefinedBehaviorSanitizer, then short runs of the fuzz harnesses.
 #   scripts/test.sh            everything
 #   scripts/test.sh --quick    quick tier of the optimised build only
 set -euo pipefail
@@ -27,3 +27,8 @@ bash scripts/setup.sh build-asan -DCOLLPLAN_SANITIZE=ON -DCOLLPLAN_BUILD_BENCH=O
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L quick -j "$JOBS" --output-on-failure \
   -E "every kernel path|kernel hook routes|builds without the C"
+
+echo "== fuzzing: the plan, spec and matrix readers (libFuzzer, ASan + UBSan; docs/fuzzing.md)"
+# Builds the harnesses in build-fuzz/, replays the seed corpora, then fuzzes
+# each harness for FUZZ_SECONDS (30) seconds; any finding fails the run.
+bash scripts/fuzz.sh

@@ -706,6 +706,12 @@ Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Sp
     rd.mark();
     rd.fail("{} unread bytes at the end of the rank blob", rd.left());
   }
+  // A size over a limit (exit status 2), not damage: the hash matched.
+  if (prog.num_slots > slot_limit(prog))
+    throw UserError(fmt::format("plan file at byte {}{}: num_slots = {} but the program writes at most {} slots "
+                                "(valid: num_slots <= {}, 4 per write + 64)",
+                                e.offset + 4, where.empty() ? std::string() : " (" + where + ")", prog.num_slots,
+                                (slot_limit(prog) - 64) / 4, slot_limit(prog)));
   return prog;
 }
 
@@ -904,6 +910,31 @@ Program read_rank(const std::string& path, Rank r, PlanHeader* header_out) {
     if (header_out) *header_out = std::move(head.h);
     return prog;
   });
+}
+
+PlanHeader decode_header(const uint8_t* data, size_t size) {
+  Preamble pre = parse_preamble(data, size, size);
+  Head head = parse_head(data, pre);
+  if (head.single_rank) {
+    RankIndexEntry e;
+    head.h.only_rank = single_rank_entry(head, data + head.head_size, size - head.head_size, size, &e);
+  }
+  return std::move(head.h);
+}
+
+Program decode_rank(const uint8_t* data, size_t size, Rank r, PlanHeader* header_out) {
+  PlanHeader h = decode_header(data, size);
+  const Spec& spec = h.spec;
+  if (r >= num_ranks(spec))
+    user_error("rank {} is not in this plan ({} ranks, valid 0..{})", r, num_ranks(spec), num_ranks(spec) - 1);
+  if (h.only_rank && *h.only_rank != r)
+    user_error("rank {} is not in this file: it holds only rank {} ({})", r, *h.only_rank,
+               h.compiled_alone ? "compiled alone with `collplan compile --rank`" : "extracted with `collplan extract`");
+  RankIndexEntry e = h.index[h.compiled_alone ? 0 : r];
+  if (h.only_rank) e.offset = size - e.length;  // the blob follows the index (single_rank_entry checked the size)
+  Program prog = read_blob(data + e.offset, e, r, spec, h.num_steps);
+  if (header_out) *header_out = std::move(h);
+  return prog;
 }
 
 void reseal_binary(std::vector<uint8_t>& file) {

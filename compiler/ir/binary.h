@@ -109,12 +109,17 @@ struct PlanHeader {
 
 // Reads the preamble, header and index only (verifying the content hash).
 PlanHeader read_header(const std::string& path);
+// The same from a file image in memory (the whole file, or at least its
+// preamble, header and index plus, for a single-rank file, its blob).
+PlanHeader decode_header(const uint8_t* data, size_t size);
 
 // Reads the header, the index and rank r's blob only (by seeking), verifies
 // the content hash and that rank's hash, and returns its program. UserError
 // when r >= K or anything is damaged. Works on a single-rank file too, for
 // its one rank.
 Program read_rank(const std::string& path, Rank r, PlanHeader* header_out = nullptr);
+// The same from a whole file image in memory (`size` is the file's size).
+Program decode_rank(const uint8_t* data, size_t size, Rank r, PlanHeader* header_out = nullptr);
 
 // ─── Single-rank files ───────────────────────────────────────────────────────
 //

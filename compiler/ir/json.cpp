@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 
 #include <fmt/format.h>
@@ -272,13 +273,22 @@ Digest parse_digest(const json& v, const std::string& path) {
   return d;
 }
 
-MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f) {
+MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f, uint32_t ranks) {
   need_object(v, path);
   only_keys(v, path, {"family", "rows", "cols", "seed", "points", "perm", "source", "digest", "entries"});
   MatrixSpec m;
   m.family = as_string(need(v, "family", path), member(path, "family"));
   m.rows = as_u32(need(v, "rows", path), member(path, "rows"));
   m.cols = as_u32(need(v, "cols", path), member(path, "cols"));
+  // A document cannot ask for more than kMaxMatrixEntries (K = 16384) to be
+  // built, nor reserved for its entries.
+  if (static_cast<uint64_t>(m.rows) * m.cols > kMaxMatrixEntries)
+    bad(path, "a {} x {} matrix is too large to rebuild (at most {} entries)", m.rows, m.cols, kMaxMatrixEntries);
+  // No operation uses more than (its ranks)^2 entries (encode: K x K,
+  // decentralized-encode: at most K x N); the checker judges the exact shape.
+  if (static_cast<uint64_t>(m.rows) * m.cols > uint64_t{ranks} * ranks)
+    bad(path, "a {} x {} matrix is larger than any operation on {} ranks uses (at most {}^2 entries)", m.rows, m.cols,
+        ranks, ranks);
   if (const json* s = maybe(v, "seed")) m.seed = as_uint(*s, member(path, "seed"), UINT64_MAX);
   if (const json* pts = maybe(v, "points")) {
     const std::string pp = member(path, "points");
@@ -313,10 +323,7 @@ MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f) 
   }
 
   // Rebuild the matrix from its family: this checks the parameters and
-  // yields the digest that binds the plan to the matrix. A document cannot
-  // ask for more than kMaxMatrixEntries (K = 16384) to be built.
-  if (static_cast<uint64_t>(m.rows) * m.cols > kMaxMatrixEntries)
-    bad(path, "a {} x {} matrix is too large to rebuild (at most {} entries)", m.rows, m.cols, kMaxMatrixEntries);
+  // yields the digest that binds the plan to the matrix.
   Matrix mat;
   try {
     mat = materialize(m, f);
@@ -343,7 +350,10 @@ MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f) 
   return m;
 }
 
-Spec parse_spec(const json& v, const std::string& path) {
+// `doc` (when given): the whole plan document, whose "ranks" must list the
+// spec's rank count of programs (checked before the matrix is rebuilt, so a
+// small document cannot claim a large K and have a K x K matrix built).
+Spec parse_spec(const json& v, const std::string& path, const json* doc = nullptr) {
   need_object(v, path);
   only_keys(v, path, {"op", "K", "p", "lambda", "field", "matrix", "algorithm", "blocks", "root", "N", "counts", "exclusive"});
   Spec s;
@@ -375,9 +385,13 @@ Spec parse_spec(const json& v, const std::string& path) {
   } catch (const UserError& e) {
     bad(path, "{}", e.what());
   }
+  if (doc) {
+    const size_t listed = need_array(need(*doc, "ranks", ""), "ranks").size();
+    if (listed != num_ranks(s)) bad("ranks", "{} programs listed, the spec has {} ranks", listed, num_ranks(s));
+  }
   // The matrix is parsed after the basics so that its checks run on a sane
   // K and field.
-  if (const json* m = maybe(v, "matrix")) s.matrix = parse_matrix(*m, member(path, "matrix"), s.field);
+  if (const json* m = maybe(v, "matrix")) s.matrix = parse_matrix(*m, member(path, "matrix"), s.field, num_ranks(s));
   return s;
 }
 
@@ -477,6 +491,9 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
                                   "the matrix has {} columns");
     }
   }
+  if (prog.num_slots > slot_limit(prog))
+    bad(member(path, "slots"), "{} slots, but the program writes at most {} (valid: slots <= {}, 4 per write + 64)",
+        prog.num_slots, (slot_limit(prog) - 64) / 4, slot_limit(prog));
   return prog;
 }
 
@@ -514,7 +531,7 @@ Plan from_json(const json& j) {
   if (version != kVersion) bad("version", "unsupported version {} (this collplan reads version {})", version, kVersion);
 
   Plan plan;
-  plan.spec = parse_spec(need(j, "spec", ""), "spec");
+  plan.spec = parse_spec(need(j, "spec", ""), "spec", &j);
   const json* cost = maybe(j, "cost");
   if (cost) need_object(*cost, "cost");
 
@@ -535,12 +552,26 @@ Plan from_json(const json& j) {
     }
   }
 
-  if (ranks.size() != num_ranks(plan.spec))
-    bad("ranks", "{} programs listed, the spec has {} ranks", ranks.size(), num_ranks(plan.spec));
   plan.ranks.reserve(ranks.size());
   for (size_t k = 0; k < ranks.size(); ++k)
     plan.ranks.push_back(parse_rank(ranks[k], element("ranks", k), static_cast<Rank>(k), plan.spec, plan.num_steps));
   return plan;
+}
+
+Plan read_json(const char* data, size_t size, const std::string& name) {
+  json j;
+  try {
+    j = json::parse(data, data + size);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1E621
+    user_error("{}: invalid JSON: {}", name, e.what());
+  }
+  try {
+    return from_json(j);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", name, e.what()));
+  } catch (const VerifyError& e) {
+    throw VerifyError(fmt::format("{}: {}", name, e.what()), e.kind());
+  }
 }
 
 Plan read_json_file(const std::string& path) {
@@ -548,19 +579,9 @@ Plan read_json_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) user_error("cannot read JSON plan file '{}': it is a directory", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) user_error("cannot read JSON plan file '{}': {}", path, std::strerror(errno));
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    user_error("{}: invalid JSON: {}", path, e.what());
-  }
-  try {
-    return from_json(j);
-  } catch (const UserError& e) {
-    throw UserError(fmt::format("{}: {}", path, e.what()));
-  } catch (const VerifyError& e) {
-    throw VerifyError(fmt::format("{}: {}", path, e.what()), e.kind());
-  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) user_error("cannot read JSON plan file '{}': {}", path, std::strerror(errno));
+  return read_json(text.data(), text.size(), path);
 }
 
 void write_json_file(const Plan& plan, const std::string& path, bool with_matrix, const json& cost) {

@@ -63,6 +63,9 @@ MatrixSpec matrix_from_json(const nlohmann::json& v, const std::string& path, co
 // unreadable file, invalid JSON (with the parser's line and column) or any
 // from_json problem.
 Plan read_json_file(const std::string& path);
+// The same for a document held in memory; `name` stands for the file name in
+// the messages.
+Plan read_json(const char* data, size_t size, const std::string& name);
 
 // Writes the JSON form to `path`, one rank per line (the document equals
 // to_json(plan, with_matrix, cost)); it is streamed rank by rank, so large

@@ -81,6 +81,15 @@ uint64_t count_terms(const Program& prog) {
   return n;
 }
 
+uint64_t slot_limit(const Program& prog) {
+  uint64_t writes = prog.inputs.size();
+  for (const Step& st : prog.steps) {
+    for (const Recv& r : st.recvs) writes += r.into.size();
+    writes += st.ops.size();
+  }
+  return 4 * writes + 64;
+}
+
 uint64_t count_terms(const Plan& plan) {
   uint64_t n = 0;
   for (const Program& p : plan.ranks) n += count_terms(p);

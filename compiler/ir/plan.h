@@ -171,4 +171,12 @@ Combo unit(SlotId s);  // the combination 1·s
 uint64_t count_terms(const Program& prog);
 uint64_t count_terms(const Plan& plan);
 
+// The most slots a program may declare: 4·W + 64, W = its slot writes
+// (inputs, received elements, ops). A slot holds a value only once written,
+// so further slots are dead; generated programs declare at most W, the slack
+// admits hand-written ones with spare slots. The plan readers refuse more, so
+// a plan file cannot make the checker or a replay, which keep state per slot,
+// allocate out of proportion to the program the file holds.
+uint64_t slot_limit(const Program& prog);
+
 }  // namespace collplan::ir

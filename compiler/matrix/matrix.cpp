@@ -1,4 +1,5 @@
 #include "matrix/matrix.h"
+#include "matrix/matrix_read.h"
 
 #include <algorithm>
 #include <cctype>
@@ -334,20 +335,17 @@ Matrix read_csv(std::istream& in, const std::string& path, uint32_t rows, uint32
 
 }  // namespace
 
+Matrix read_matrix(std::istream& in, const std::string& path, uint32_t rows, uint32_t cols, const Field& f) {
+  return in.peek() == '%' ? read_matrix_market(in, path, rows, cols, f) : read_csv(in, path, rows, cols, f);
+}
+
 MatrixSpec matrix_from_file(const std::string& path, uint32_t rows, uint32_t cols, const Field& f) {
   std::ifstream in(path);
   if (!in) user_error("cannot open matrix file '{}'", path);
-  int first = in.peek();
-  Matrix m;
-  if (first == '%') {
-    m = read_matrix_market(in, path, rows, cols, f);
-  } else {
-    m = read_csv(in, path, rows, cols, f);
-  }
   // The plan is bound to the entries, never to where they were read from:
   // A.csv, ./A.csv, an absolute path or a copy in another folder give the
   // same bytes and the same plan digest (no path, no base name, in source).
-  return matrix_explicit(std::move(m), f);
+  return matrix_explicit(read_matrix(in, path, rows, cols, f), f);
 }
 
 std::vector<Elem> mul_batch(const Field& f, const Matrix& m, const std::vector<Elem>& xs, uint32_t batch) {

@@ -54,7 +54,18 @@ void simulate(const ir::Plan& plan, Domain& dom) {
     const auto& steps = plan.ranks[k].steps;
     return cursor[k] < steps.size() && steps[cursor[k]].t == t ? &steps[cursor[k]] : nullptr;
   };
-  for (ir::StepNo t = 1; t <= plan.num_steps; ++t) {
+  // Steps in which no rank acts change nothing: go from one step some rank
+  // acts in to the next, so the time does not grow with num_steps (which a
+  // plan file states in 4 bytes) but with the step records.
+  auto next_step = [&]() {
+    ir::StepNo next = 0;
+    for (uint32_t k = 0; k < R; ++k) {
+      const auto& steps = plan.ranks[k].steps;
+      if (cursor[k] < steps.size() && (next == 0 || steps[cursor[k]].t < next)) next = steps[cursor[k]].t;
+    }
+    return next;
+  };
+  for (ir::StepNo t = next_step(); t != 0 && t <= plan.num_steps; t = next_step()) {
     for (uint32_t k = 0; k < R; ++k) {
       const ir::Step* st = step_at(k, t);
       if (!st) continue;

@@ -1,0 +1,147 @@
+// Regressions for what the fuzz harnesses (fuzz/, docs/fuzzing.md) found:
+// one case per finding, on the smallest input that showed it. The inputs
+// themselves are also in the seed corpora, which scripts/fuzz.sh --replay
+// runs under the sanitizers.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/binary.h"
+#include "ir/json.h"
+#include "passes/verify.h"
+#include "support/error.h"
+
+using namespace collplan;
+using nlohmann::json;
+
+namespace {
+
+// The K = 2 encode plan of docs/plan-format.md, a correct plan.
+const char* const kTinyPlan = R"({"format":"collplan-plan","version":1,"num_steps":1,
+"spec":{"op":"encode","K":2,"p":1,"lambda":1,"field":{"kind":"gf2m","m":8,"poly":285},
+ "matrix":{"family":"explicit","rows":2,"cols":2,"entries":[[1,2],[3,4]]},"algorithm":"hand","blocks":1},
+"ranks":[
+{"rank":0,"slots":3,"inputs":[0],"outputs":[2],"steps":[{"t":1,"sends":[{"port":0,"to":1,"payload":[[[0,1]]]}],
+ "recvs":[{"port":0,"from":1,"sent_at":1,"into":[1]}],"ops":[{"dst":2,"terms":[[0,1],[1,3]],"matrix_col":0}]}]},
+{"rank":1,"slots":3,"inputs":[0],"outputs":[2],"steps":[{"t":1,"sends":[{"port":0,"to":0,"payload":[[[0,1]]]}],
+ "recvs":[{"port":0,"from":0,"sent_at":1,"into":[1]}],"ops":[{"dst":2,"terms":[[0,4],[1,2]],"matrix_col":1}]}]}]})";
+
+ir::Plan tiny_plan() { return ir::from_json(json::parse(kTinyPlan)); }
+
+// Runs the collplan CLI; its exit status and output (stdout and stderr).
+std::pair<int, std::string> cli(const std::string& args) {
+  FILE* f = popen((std::string(COLLPLAN_CLI) + " " + args + " 2>&1").c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  const int st = pclose(f);
+  REQUIRE(WIFEXITED(st));  // a signal (crash) is a failure
+  return {WEXITSTATUS(st), out};
+}
+
+}  // namespace
+
+TEST_CASE("fuzz: a slot count the program cannot use is refused by both readers", "[fuzz][formats]") {
+  // fuzz_binary: a blob declaring 4294705155 slots loaded fine, and the
+  // checker then allocated 5 bytes per slot (20 GB) for a 1 KB file.
+  ir::Plan plan = tiny_plan();
+  passes::verify(plan);
+  plan.ranks[1].num_slots = UINT32_MAX;
+  const std::vector<uint8_t> bin = ir::encode_binary(plan);
+  CHECK_THROWS_WITH(ir::decode_binary(bin.data(), bin.size()), Catch::Contains("(rank 1): num_slots = 4294967295"));
+  CHECK_THROWS_AS(ir::decode_binary(bin.data(), bin.size()), UserError);
+  CHECK_THROWS_AS(ir::decode_rank(bin.data(), bin.size(), 1), UserError);
+  json j = json::parse(kTinyPlan);
+  j["ranks"][1]["slots"] = UINT32_MAX;
+  CHECK_THROWS_WITH(ir::from_json(j), Catch::Contains("ranks[1].slots: 4294967295 slots"));
+  // Spare slots within the limit still load (and are the checker's business).
+  plan.ranks[1].num_slots = static_cast<uint32_t>(ir::slot_limit(plan.ranks[1]));
+  const std::vector<uint8_t> spare = ir::encode_binary(plan);
+  CHECK(ir::decode_binary(spare.data(), spare.size()) == plan);
+}
+
+TEST_CASE("fuzz: spec file numbers must be non-negative integers the flag holds", "[fuzz][cli]") {
+  // fuzz_spec: {"K": 1e34} reached nlohmann's get<uint32_t>(), a float to
+  // integer conversion out of range (undefined behaviour, UBSan); -1 became
+  // K = 4294967295, 4294967296 became 0 and 4.5 became 4, all silently.
+  const auto dir = std::filesystem::temp_directory_path() / ("collplan-fuzz-regress-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string spec = (dir / "s.json").string(), out = (dir / "s.cplan").string();
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"op":"encode","K":1e34})", "K = 1e+34 is not a non-negative integer"},
+      {R"({"op":"encode","K":-1})", "K = -1 is not a non-negative integer"},
+      {R"({"op":"encode","K":4294967296})", "K = 4294967296 is too large (at most 4294967295)"},
+      {R"({"op":"encode","K":4.5})", "K = 4.5 is not a non-negative integer"},
+      {R"({"op":"encode","K":4,"seed":-3})", "seed = -3 is not a non-negative integer"},
+  };
+  for (const auto& [text, needle] : bad) {
+    std::ofstream(spec) << text;
+    const auto [status, output] = cli("compile -q --spec " + spec + " -o " + out);
+    INFO(text << "\n" << output);
+    CHECK(status == 2);
+    CHECK(output.find(needle) != std::string::npos);
+  }
+  // The whole u64 range is still a seed.
+  std::ofstream(spec) << R"({"op":"encode","K":4,"seed":18446744073709551615})";
+  CHECK(cli("compile -q --spec " + spec + " -o " + out).first == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("fuzz: a JSON matrix's size is checked before its entries are reserved", "[fuzz][json]") {
+  // fuzz_json_plan: rows = 1, cols = 4294967295 and "entries": [[]] made the
+  // importer reserve rows x cols entries (16 GB) before it compared the size
+  // with its limit of 2^28 entries.
+  json j = json::parse(kTinyPlan);
+  j["spec"]["matrix"] = json{{"family", "explicit"}, {"rows", 1}, {"cols", UINT32_MAX}, {"entries", json::array({json::array()})}};
+  CHECK_THROWS_WITH(ir::from_json(j), Catch::Contains("spec.matrix: a 1 x 4294967295 matrix is too large to rebuild"));
+}
+
+TEST_CASE("fuzz: a JSON plan cannot have a matrix larger than its ranks use rebuilt", "[fuzz][json]") {
+  // fuzz_json_plan: a 200-byte plan with K = 2, no programs and a random
+  // 16384 x 16384 matrix over GF(2^31 - 1) made the importer build and hash
+  // 2^28 entries (1 GB, over 10 s) before it counted the programs.
+  json j = json::parse(kTinyPlan);
+  j["spec"]["field"] = json{{"kind", "prime"}, {"q", 2147483647}};
+  j["spec"]["matrix"] = json{{"family", "random"}, {"rows", 16384}, {"cols", 16384}};
+  CHECK_THROWS_WITH(ir::from_json(j), Catch::Contains("spec.matrix: a 16384 x 16384 matrix is larger than any "
+                                                      "operation on 2 ranks uses"));
+  // The programs are counted before the matrix is rebuilt.
+  j["spec"]["K"] = 16384;
+  CHECK_THROWS_WITH(ir::from_json(j), Catch::Contains("ranks: 2 programs listed, the spec has 16384 ranks"));
+}
+
+TEST_CASE("fuzz: the checker's time does not grow with idle steps", "[fuzz][verify]") {
+  // fuzz_binary (timeout): a 1 KB plan whose header said num_steps = 2^24
+  // took 14 s to check under the sanitizers: the simulation visited every
+  // rank in every step, acting or not. It now goes from one step some rank
+  // acts in to the next. (The input is in the seed corpus, whose replay runs
+  // with a 10 s limit under the sanitizers.)
+  ir::Plan plan = tiny_plan();
+  plan.num_steps = 1u << 24;  // the largest the checker accepts; steps 2.. are idle
+  const auto start = std::chrono::steady_clock::now();
+  passes::verify(plan);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+}
+
+TEST_CASE("fuzz: a JSON number too large for a double is invalid JSON, not a crash", "[fuzz][json]") {
+  // fuzz_json_plan: the document 1E621E62 made nlohmann's parser throw
+  // out_of_range (number overflow), which the reader did not catch: it left
+  // as a nlohmann exception (the CLI's "internal error") instead of a
+  // UserError naming the file.
+  const std::string text = "1E621E62";
+  CHECK_THROWS_WITH(ir::read_json(text.data(), text.size(), "x.json"),
+                    Catch::Contains("x.json: invalid JSON") && Catch::Contains("number overflow"));
+  CHECK_THROWS_AS(ir::read_json(text.data(), text.size(), "x.json"), UserError);
+}
