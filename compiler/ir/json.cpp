@@ -508,7 +508,9 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
 Field field_from_json(const json& v, const std::string& path) { return parse_field(v, path); }
 
 MatrixSpec matrix_from_json(const json& v, const std::string& path, const Field& f) {
-  return parse_matrix(v, path, f);
+  // A spec file's matrix: no rank count to bound it by yet (build_spec checks
+  // its shape against the spec); kMaxMatrixEntries still holds.
+  return parse_matrix(v, path, f, UINT32_MAX);
 }
 
 json to_json(const Plan& plan, bool with_matrix, const json& cost) {
