@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shell_support.h"
 #include "ir/binary.h"
 
 namespace {
@@ -45,15 +46,8 @@ fs::path scratch() {
 Run run_cli(const std::string& args, const fs::path& dir) {
   const fs::path err = dir / "stderr.txt";
   const std::string cmd = std::string(COLLPLAN_CLI) + " " + args + " 2>" + err.string();
-  FILE* f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const int st = pclose(f);
-  REQUIRE(WIFEXITED(st));  // a signal (crash) is a failure
-  return {WEXITSTATUS(st), out, slurp(err)};
+  const auto r = collplan::test::run_shell(cmd);
+  return {r.status, r.output, slurp(err)};
 }
 
 // Replaces the first `key` value (a number) in a JSON plan's text.

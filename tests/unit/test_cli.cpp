@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "shell_support.h"
 #include "ir/binary.h"
 #include "matrix/codes.h"
 
@@ -25,15 +26,8 @@ struct Result {
 
 Result cli(const std::string& args) {
   const std::string cmd = std::string(COLLPLAN_CLI) + " " + args + " 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const int st = pclose(f);
-  REQUIRE(WIFEXITED(st));  // a signal (crash) is a failure
-  return {WEXITSTATUS(st), out};
+  const auto r = collplan::test::run_shell(cmd);
+  return {r.status, r.output};
 }
 
 std::filesystem::path scratch() {

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shell_support.h"
 #include "ir/binary.h"
 #include "ir/json.h"
 #include "passes/verify.h"
@@ -41,14 +42,8 @@ ir::Plan tiny_plan() { return ir::from_json(json::parse(kTinyPlan)); }
 
 // Runs the collplan CLI; its exit status and output (stdout and stderr).
 std::pair<int, std::string> cli(const std::string& args) {
-  FILE* f = popen((std::string(COLLPLAN_CLI) + " " + args + " 2>&1").c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-  const int st = pclose(f);
-  REQUIRE(WIFEXITED(st));  // a signal (crash) is a failure
-  return {WEXITSTATUS(st), out};
+  const auto r = collplan::test::run_collplan(args);
+  return {r.status, r.output};
 }
 
 }  // namespace

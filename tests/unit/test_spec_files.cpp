@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shell_support.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -27,18 +29,11 @@ struct Run {
 };
 
 // Runs collplan with `args` in the folder `cwd` (the current one when empty).
-Run collplan(const std::string& args, const fs::path& cwd = {}) {
+Run run_cp(const std::string& args, const fs::path& cwd = {}) {
   std::string cmd = std::string(COLLPLAN_CLI) + " " + args + " 2>&1";
   if (!cwd.empty()) cmd = "cd '" + cwd.string() + "' && " + cmd;
-  FILE* f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const int st = pclose(f);
-  REQUIRE(WIFEXITED(st));  // a signal (crash) is a failure
-  return {WEXITSTATUS(st), out};
+  const auto r = collplan::test::run_shell(cmd);
+  return {r.status, r.output};
 }
 
 fs::path scratch(const std::string& what) {
@@ -68,12 +63,12 @@ std::string digest_of(const Run& r) {
 // Compiles `args` into dir/out.cplan and returns the digest.
 std::string compile_digest(const std::string& args, const fs::path& dir, const fs::path& cwd = {}) {
   INFO("collplan compile " << args);
-  return digest_of(collplan("compile " + args + " -q -o '" + (dir / "out.cplan").string() + "'", cwd));
+  return digest_of(run_cp("compile " + args + " -q -o '" + (dir / "out.cplan").string() + "'", cwd));
 }
 
 void expect_error(const std::string& args, const std::string& needle, const fs::path& cwd = {}) {
   INFO("collplan " << args);
-  const Run r = collplan(args, cwd);
+  const Run r = run_cp(args, cwd);
   INFO(r.output);
   CHECK(r.status == 2);
   CHECK(r.output.find(needle) != std::string::npos);
@@ -92,7 +87,7 @@ TEST_CASE("spec files: the plan holds a matrix file's entries, never its path", 
   const fs::path out = d / "out.cplan";
   auto plan = [&](const std::string& file, const fs::path& cwd) {
     INFO(file << " from " << cwd);
-    const Run r = collplan("compile --K 3 --matrix file --matrix-file " + file + " -q -o '" + out.string() + "'", cwd);
+    const Run r = run_cp("compile --K 3 --matrix file --matrix-file " + file + " -q -o '" + out.string() + "'", cwd);
     const std::string dg = digest_of(r);
     return std::make_pair(dg, slurp(out));
   };
@@ -115,7 +110,7 @@ TEST_CASE("spec files: the plan holds a matrix file's entries, never its path", 
   // --matrix-file alone means --matrix file.
   CHECK(compile_digest("--K 3 --matrix-file A.csv", d, d) == ref.first);
   // The JSON plan names no path either.
-  REQUIRE(collplan("compile --K 3 --matrix-file A.csv -q --json a.json", d).status == 0);
+  REQUIRE(run_cp("compile --K 3 --matrix-file A.csv -q --json a.json", d).status == 0);
   CHECK(slurp(d / "a.json").find("A.csv") == std::string::npos);
   // A spec file's matrix_file is relative to the spec file's folder.
   write(d / "sub" / "spec.json", R"({"K": 3, "matrix": "file", "matrix_file": "../A.csv"})");
@@ -179,15 +174,15 @@ TEST_CASE("spec files: lists as JSON arrays or comma strings, every key as its f
   }
   // The cost model changes what auto picks: the spec file's beta/tau are used.
   write(d / "a.json", R"({"op": "allreduce", "K": 8, "blocks": "auto", "cost_len": 16, "beta": 4000, "tau": 0.07})");
-  CHECK(collplan("compile --spec a.json -q", d).output.find("allreduce n=1 (blocks auto") != std::string::npos);
+  CHECK(run_cp("compile --spec a.json -q", d).output.find("allreduce n=1 (blocks auto") != std::string::npos);
   write(d / "b.json", R"({"op": "allreduce", "K": 8, "blocks": "auto", "cost_len": 1048576, "beta": 4000, "tau": 0.07})");
-  CHECK(collplan("compile --spec b.json -q", d).output.find("reduce-scatter-allgather n=8") != std::string::npos);
+  CHECK(run_cp("compile --spec b.json -q", d).output.find("reduce-scatter-allgather n=8") != std::string::npos);
   // The command line wins over the file, key by key.
   write(d / "spec.json", R"({"K": 6, "matrix": "random", "seed": 9, "beta": 5})");
   CHECK(compile_digest("--spec spec.json --seed 2", d, d) == compile_digest("--K 6 --seed 2", d, d));
-  CHECK(collplan("compile --spec spec.json --K 7 -q", d).output.find("K=7") != std::string::npos);
-  CHECK(collplan("compile --spec spec.json -q", d).output.find("beta=5") != std::string::npos);
-  CHECK(collplan("compile --spec spec.json --beta 3 -q", d).output.find("beta=3") != std::string::npos);
+  CHECK(run_cp("compile --spec spec.json --K 7 -q", d).output.find("K=7") != std::string::npos);
+  CHECK(run_cp("compile --spec spec.json -q", d).output.find("beta=5") != std::string::npos);
+  CHECK(run_cp("compile --spec spec.json --beta 3 -q", d).output.find("beta=3") != std::string::npos);
   fs::remove_all(d);
 }
 
@@ -271,7 +266,7 @@ TEST_CASE("spec files: a plan's own spec compiles back to the same plan, every o
   };
   for (const std::string& c : cases) {
     INFO(c);
-    const Run r = collplan("compile " + c + " -q -o first.cplan --json first.json", d);
+    const Run r = run_cp("compile " + c + " -q -o first.cplan --json first.json", d);
     const std::string want = digest_of(r);
     // The JSON plan itself, and its bare "spec" object.
     CHECK(compile_digest("--spec first.json", d, d) == want);
@@ -280,21 +275,21 @@ TEST_CASE("spec files: a plan's own spec compiles back to the same plan, every o
     CHECK(compile_digest("--spec spec.json", d, d) == want);
     // With the matrix entries written out (export --with-matrix), too.
     if (plan.at("spec").contains("matrix")) {
-      REQUIRE(collplan("export first.cplan -o full.json --with-matrix", d).status == 0);
+      REQUIRE(run_cp("export first.cplan -o full.json --with-matrix", d).status == 0);
       CHECK(compile_digest("--spec full.json", d, d) == want);
     }
   }
   // The command line still wins: another seed, another plan.
-  REQUIRE(collplan("compile --K 8 --seed 7 -q --json r.json", d).status == 0);
+  REQUIRE(run_cp("compile --K 8 --seed 7 -q --json r.json", d).status == 0);
   CHECK(compile_digest("--spec r.json --seed 8", d, d) == compile_digest("--K 8 --seed 8", d, d));
   CHECK(compile_digest("--spec r.json --matrix identity", d, d) == compile_digest("--K 8 --matrix identity", d, d));
   // A decentralized plan's code matrix, replaced by --code on the command line.
-  REQUIRE(collplan("compile --op decentralized-encode --N 8 --K 3 --code rs -q --json dec.json", d).status == 0);
+  REQUIRE(run_cp("compile --op decentralized-encode --N 8 --K 3 --code rs -q --json dec.json", d).status == 0);
   CHECK(compile_digest("--spec dec.json --code lagrange", d, d) ==
         compile_digest("--op decentralized-encode --N 8 --K 3 --code lagrange", d, d));
   expect_error("compile --spec dec.json --systematic false -q", "says systematic = false", d);
   // An explicit matrix of another size than K.
-  REQUIRE(collplan("compile --K 3 --matrix-file A.csv -q --json f.json", d).status == 0);
+  REQUIRE(run_cp("compile --K 3 --matrix-file A.csv -q --json f.json", d).status == 0);
   expect_error("compile --spec f.json --K 4 -q", "is 3 x 3, but K = 4 needs a 4 x 4 matrix", d);
   fs::remove_all(d);
 }
@@ -305,7 +300,7 @@ TEST_CASE("spec flags: an option the operation or matrix does not use is refused
   write(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
   auto refused = [&](const std::string& args, const std::vector<std::string>& needles) {
     INFO("collplan compile " << args);
-    const Run r = collplan("compile " + args + " -q", d);
+    const Run r = run_cp("compile " + args + " -q", d);
     INFO(r.output);
     CHECK(r.status == 2);
     for (const auto& n : needles) CHECK(r.output.find(n) != std::string::npos);
@@ -358,7 +353,7 @@ TEST_CASE("spec flags: an option the operation or matrix does not use is refused
   // object carries defaults).
   write(d / "defaults.json",
         R"({"op": "allgather", "K": 4, "root": 0, "exclusive": false, "matrix": "random", "counts": [], "N": 0, "blocks": 1})");
-  CHECK(collplan("compile --spec defaults.json -q", d).status == 0);
+  CHECK(run_cp("compile --spec defaults.json -q", d).status == 0);
   // A matrix object on an operation without a matrix.
   write(d / "obj.json", R"({"op": "broadcast", "K": 2, "matrix": {"family": "identity", "rows": 2, "cols": 2}})");
   refused("--spec obj.json", {"the matrix object of spec file 'obj.json' is not used by --op broadcast"});
@@ -387,5 +382,5 @@ TEST_CASE("spec flags: K = 0 and negative or too large numbers name the value an
   expect_error("compile --K 8 --tau -1 -q", "--tau -1 is invalid");
   expect_error("compile --K 8 --cost-len 0 -q", "--cost-len 0 is invalid");
   // A seed at the top of its range is a seed.
-  CHECK(collplan("compile --K 4 --seed 18446744073709551615 -q").status == 0);
+  CHECK(run_cp("compile --K 4 --seed 18446744073709551615 -q").status == 0);
 }
