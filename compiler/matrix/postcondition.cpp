@@ -81,6 +81,15 @@ RankIO rank_io(const Spec& s, uint32_t k) {
   return rank_io(s, k, counted ? total_count(s) : 0);
 }
 
+std::vector<RankIO> rank_ios(const Spec& s) {
+  validate_spec_basics(s);
+  const bool counted = s.op == OpKind::Allgatherv || (s.op == OpKind::Prefix && !s.counts.empty());
+  const uint64_t total = counted ? total_count(s) : 0;
+  std::vector<RankIO> io(num_ranks(s));
+  for (uint32_t k = 0; k < io.size(); ++k) io[k] = rank_io(s, k, total);
+  return io;
+}
+
 Matrix coded_matrix(const Spec& s) {
   validate_spec_basics(s);
   if (s.op == OpKind::Encode) {

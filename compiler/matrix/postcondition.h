@@ -62,6 +62,9 @@ struct RankIO {
   uint32_t inputs = 0, outputs = 0;
 };
 RankIO rank_io(const Spec& spec, uint32_t k);
+// Every rank's counts, in O(ranks): what a whole plan's programs must list,
+// known without building the map.
+std::vector<RankIO> rank_ios(const Spec& spec);
 
 // The matrix of an encode or decentralized-encode spec, its shape and digest
 // checked (UserError otherwise): the M of the map M ⊗ I_n, without building

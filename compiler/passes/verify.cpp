@@ -138,7 +138,25 @@ void check_program(const Spec& spec, uint32_t num_steps, const Program& prog, ui
 
 }  // namespace
 
-void verify_structure(const Plan& plan) { verify_structure(plan, postcondition(plan.spec)); }
+void verify_structure(const Plan& plan) {
+  // The inputs and outputs every program must list follow from the spec
+  // alone: checked before the postcondition (up to 2^28 entries) is built,
+  // so a small file that claims a large operation is refused in time
+  // proportional to the file.
+  const Spec& spec = plan.spec;
+  validate_spec_basics(spec);
+  if (plan.ranks.size() != num_ranks(spec))
+    verify_error("plan has {} rank programs, the spec needs {}", plan.ranks.size(), num_ranks(spec));
+  const std::vector<RankIO> io = rank_ios(spec);
+  for (uint32_t k = 0; k < io.size(); ++k) {
+    const Program& prog = plan.ranks[k];
+    if (prog.inputs.size() != io[k].inputs)
+      verify_error("rank {}: has {} input slots, {} needs {}", k, prog.inputs.size(), op_name(spec.op), io[k].inputs);
+    if (prog.outputs.size() != io[k].outputs)
+      verify_error("rank {}: has {} output slots, {} needs {}", k, prog.outputs.size(), op_name(spec.op), io[k].outputs);
+  }
+  verify_structure(plan, postcondition(spec));
+}
 
 void verify_rank_structure(const Spec& spec, uint32_t num_steps, const Program& prog, uint32_t max_ranks) {
   validate_spec_basics(spec, max_ranks);
