@@ -142,3 +142,16 @@ TEST_CASE("fuzz: a JSON number too large for a double is invalid JSON, not a cra
                     Catch::Contains("x.json: invalid JSON") && Catch::Contains("number overflow"));
   CHECK_THROWS_AS(ir::read_json(text.data(), text.size(), "x.json"), UserError);
 }
+
+TEST_CASE("fuzz: a small plan claiming a large operation is refused before its map is built", "[fuzz][verify]") {
+  // fuzz_binary: an 826-byte .cplan whose header claims an operation with a
+  // 2^27-entry postcondition (inside the limit) made the checker build that
+  // map before it looked at the programs (4 s under the sanitizers). The
+  // programs' input and output counts come from the spec alone and are
+  // compared first.
+  ir::Plan plan = tiny_plan();
+  plan.spec.op = OpKind::Allgather;
+  plan.spec.blocks = 4096;  // K = 2: map of 8192 inputs x 16384 outputs
+  plan.spec.matrix = MatrixSpec{};
+  CHECK_THROWS_WITH(passes::verify_structure(plan), Catch::Contains("rank 0: has 1 input slots, allgather needs 4096"));
+}
