@@ -48,6 +48,28 @@ void check_combo(const Field& f, const Program& prog, StepNo t, const std::vecto
   }
 }
 
+void check_io(const Spec& spec, const Program& prog, uint32_t k, uint32_t n_in, uint32_t n_out) {
+  if (prog.inputs.size() != n_in)
+    verify_error("rank {}: has {} input slots, {} needs {}", k, prog.inputs.size(), op_name(spec.op), n_in);
+  if (prog.outputs.size() != n_out)
+    verify_error("rank {}: has {} output slots, {} needs {}", k, prog.outputs.size(), op_name(spec.op), n_out);
+}
+
+// A whole plan's postcondition, built only once the plan has the rank
+// count and every program the input and output counts the spec gives it
+// (rank_ios: from the spec alone, O(ranks)). The map can have 2^28 entries;
+// a small file that claims a large operation is refused in time
+// proportional to the file, whichever entry point reads it.
+Postcondition checked_postcondition(const Plan& plan) {
+  const Spec& spec = plan.spec;
+  validate_spec_basics(spec);
+  if (plan.ranks.size() != num_ranks(spec))
+    verify_error("plan has {} rank programs, the spec needs {}", plan.ranks.size(), num_ranks(spec));
+  const std::vector<RankIO> io = rank_ios(spec);
+  for (uint32_t k = 0; k < io.size(); ++k) check_io(spec, plan.ranks[k], k, io[k].inputs, io[k].outputs);
+  return postcondition(spec);
+}
+
 // The rules of plan.h that rank k's program must keep on its own: bounds,
 // ports, postal timing of its receives, nothing in flight after the last
 // step, no read before write, outputs written, n_in inputs and n_out outputs.
@@ -57,10 +79,7 @@ void check_program(const Spec& spec, uint32_t num_steps, const Program& prog, ui
   const uint32_t R = num_ranks(spec);
   const uint64_t P = spec.p, lam = spec.lambda;
   if (prog.rank != k) verify_error("program {} is labelled rank {}", k, prog.rank);
-  if (prog.inputs.size() != n_in)
-    verify_error("rank {}: has {} input slots, {} needs {}", k, prog.inputs.size(), op_name(spec.op), n_in);
-  if (prog.outputs.size() != n_out)
-    verify_error("rank {}: has {} output slots, {} needs {}", k, prog.outputs.size(), op_name(spec.op), n_out);
+  check_io(spec, prog, k, n_in, n_out);
   std::vector<uint8_t> defined(prog.num_slots, 0);
   for (SlotId s : prog.inputs) {
     if (s >= prog.num_slots) verify_error("rank {}: input slot {} is out of range (the rank has {} slots)", k, s, prog.num_slots);
@@ -138,25 +157,7 @@ void check_program(const Spec& spec, uint32_t num_steps, const Program& prog, ui
 
 }  // namespace
 
-void verify_structure(const Plan& plan) {
-  // The inputs and outputs every program must list follow from the spec
-  // alone: checked before the postcondition (up to 2^28 entries) is built,
-  // so a small file that claims a large operation is refused in time
-  // proportional to the file.
-  const Spec& spec = plan.spec;
-  validate_spec_basics(spec);
-  if (plan.ranks.size() != num_ranks(spec))
-    verify_error("plan has {} rank programs, the spec needs {}", plan.ranks.size(), num_ranks(spec));
-  const std::vector<RankIO> io = rank_ios(spec);
-  for (uint32_t k = 0; k < io.size(); ++k) {
-    const Program& prog = plan.ranks[k];
-    if (prog.inputs.size() != io[k].inputs)
-      verify_error("rank {}: has {} input slots, {} needs {}", k, prog.inputs.size(), op_name(spec.op), io[k].inputs);
-    if (prog.outputs.size() != io[k].outputs)
-      verify_error("rank {}: has {} output slots, {} needs {}", k, prog.outputs.size(), op_name(spec.op), io[k].outputs);
-  }
-  verify_structure(plan, postcondition(spec));
-}
+void verify_structure(const Plan& plan) { verify_structure(plan, checked_postcondition(plan)); }
 
 void verify_rank_structure(const Spec& spec, uint32_t num_steps, const Program& prog, uint32_t max_ranks) {
   validate_spec_basics(spec, max_ranks);
@@ -284,7 +285,7 @@ struct RandomCheck : LinearDomain {
 
 }  // namespace
 
-VerifyReport verify(const Plan& plan, const VerifyOptions& opt) { return verify(plan, postcondition(plan.spec), opt); }
+VerifyReport verify(const Plan& plan, const VerifyOptions& opt) { return verify(plan, checked_postcondition(plan), opt); }
 
 VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptions& opt) {
   verify_structure(plan, pc);

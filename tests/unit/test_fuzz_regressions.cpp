@@ -154,4 +154,6 @@ TEST_CASE("fuzz: a small plan claiming a large operation is refused before its m
   plan.spec.blocks = 4096;  // K = 2: map of 8192 inputs x 16384 outputs
   plan.spec.matrix = MatrixSpec{};
   CHECK_THROWS_WITH(passes::verify_structure(plan), Catch::Contains("rank 0: has 1 input slots, allgather needs 4096"));
+  // The whole check (collplan check, run, import) takes the same path.
+  CHECK_THROWS_WITH(passes::verify(plan), Catch::Contains("rank 0: has 1 input slots, allgather needs 4096"));
 }
