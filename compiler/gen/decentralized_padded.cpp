@@ -17,10 +17,10 @@ namespace collplan::gen {
 
 namespace {
 // The padded N x N matrix in n blocks is an N-rank encode's postcondition:
-// the same 2^26-entry limit as any encode (matrix/postcondition.h).
+// the same 2^26-entry limit as any encode (support/limits.h).
 bool padded_fits(const Spec& spec) {
   const uint64_t Nn = uint64_t{spec.N} * spec.blocks;
-  return Nn <= 8192 && Nn * Nn <= kMaxPostconditionEntries;
+  return Nn <= 8192 && Nn * Nn <= kMaxPostconditionEntries;  // the first keeps the product from overflowing
 }
 }  // namespace
 

@@ -79,7 +79,7 @@ namespace {
 // message names the true size. Limits: support/limits.h.
 void check_postcondition_size(const Spec& s) {
   const uint64_t K = s.K, n = s.blocks;
-  const uint64_t kCoded = uint64_t{1} << 26, kUncoded = uint64_t{1} << 28;  // matrix/postcondition.h
+  const uint64_t kCoded = kMaxPostconditionEntries, kUncoded = kMaxUncodedMapEntries;
   if (s.op == OpKind::Encode) {
     const uint64_t Kn = mul_sat(K, n), entries = mul_sat(Kn, Kn);
     if (entries > kCoded)
@@ -155,7 +155,7 @@ void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
   if (s.blocks < 1) user_error("blocks = {} is invalid: a buffer is split into n >= 1 blocks", s.blocks);
   // A rank holds its n blocks as slots, counted in 32 bits like every
   // per-rank count (support/limits.h); this also bounds a rank compiled alone.
-  if (s.blocks > (uint32_t{1} << 24))
+  if (s.blocks > kMaxBlocks)
     user_error("blocks = {} is too large: a rank holds its n blocks as slots, at most 2^24 = 16777216 (the replay's "
                "vector length, `run --len`, covers long vectors)",
                s.blocks);

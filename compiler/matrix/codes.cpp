@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "support/error.h"
+#include "support/limits.h"
 
 namespace collplan {
 
@@ -85,11 +86,11 @@ MatrixSpec code_matrix(const std::string& code, uint32_t N, uint32_t K, bool sys
   if (N <= K || K < 1) user_error("an [N, K] code needs N > K >= 1, got N = {}, K = {}", N, K);
   // The code's matrix is part of a postcondition of at most 2^26 entries
   // (matrix/postcondition.h): refuse before building it.
-  if (const uint64_t cells = uint64_t{K} * (systematic ? N - K : N); cells > (uint64_t{1} << 26))
+  if (const uint64_t cells = uint64_t{K} * (systematic ? N - K : N); cells > kMaxPostconditionEntries)
     user_error("N = {}, K = {}: the {} code's {} x {} matrix has {} entries, over the 2^26 = 67108864 collplan checks "
                "(a plan is checked against its dense postcondition); use fewer processors",
                N, K, systematic ? "systematic" : "non-systematic", K, systematic ? N - K : N, cells,
-               uint64_t{1} << 26);
+               kMaxPostconditionEntries);
   const std::string form = systematic ? "systematic" : "non-systematic";
   if (code == "rs")
     return matrix_explicit(systematic ? rs_code(N, K, f).A : rs_generator(N, K, f), f,

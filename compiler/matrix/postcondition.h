@@ -33,15 +33,12 @@
 
 #include "ir/spec.h"
 #include "matrix/matrix.h"
+#include "support/limits.h"
 
 namespace collplan {
 
-// The postcondition map is dense: specs whose map would have more entries
-// are refused (UserError) rather than allocated (2^26 entries = 256 MiB).
-inline constexpr uint64_t kMaxPostconditionEntries = uint64_t{1} << 26;
-// The operations without a matrix have 0/1 maps, cheaper to check: up to
-// 2^28 entries (1 GiB), e.g. an allgather of one block on K <= 645 ranks.
-inline constexpr uint64_t kMaxUncodedMapEntries = uint64_t{1} << 28;
+// The map's size limits, kMaxPostconditionEntries (coded) and
+// kMaxUncodedMapEntries, are in support/limits.h.
 
 struct Postcondition {
   uint32_t K = 0;

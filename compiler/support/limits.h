@@ -15,12 +15,12 @@
 //   ports, latency                p, lambda <= 1024 (validate_spec_basics): per-port
 //                                 tables in every rank
 //   coded postcondition           (rows·n)·(cols·n) <= kMaxPostconditionEntries = 2^26
-//                                 (matrix/postcondition.h): encode and
+//                                 (below; used by matrix/postcondition.h): encode and
 //                                 decentralized-encode are checked against the dense
 //                                 map M ⊗ I_n, 4-byte elements = 256 MiB; for encode
 //                                 K·n <= 8192
 //   uncoded postcondition         inputs·outputs <= kMaxUncodedMapEntries = 2^28
-//                                 (matrix/postcondition.h): 0/1 maps, 1 GiB
+//                                 (below): 0/1 maps, 1 GiB
 //   per-rank elements             K·n <= 2^24 (allgather, reduce-scatter), counts
 //                                 entries <= 2^24: 32-bit slot counts
 //   blocks per rank               n <= 2^24 (validate_spec_basics), also for a rank
@@ -43,6 +43,22 @@ namespace collplan {
 // 2.1·10^7, holds 0.83 GB), so 2^26 elements is ~2.5 GiB. Larger broadcasts
 // and reduces are compiled one rank at a time (`compile --rank`).
 inline constexpr uint64_t kMaxPlanElements = uint64_t{1} << 26;
+
+// The postcondition map (matrix/postcondition.h) is dense: specs whose map
+// would have more entries are refused rather than allocated. A coded map
+// (encode, decentralized-encode) holds field elements: 2^26 entries =
+// 256 MiB; for encode K·n <= 8192.
+inline constexpr uint64_t kMaxPostconditionEntries = uint64_t{1} << 26;
+// The operations without a matrix have 0/1 maps, cheaper to check: up to
+// 2^28 entries (1 GiB), e.g. an allgather of one block on K <= 645 ranks.
+inline constexpr uint64_t kMaxUncodedMapEntries = uint64_t{1} << 28;
+
+// Blocks per rank (validate_spec_basics): a rank holds its n blocks as
+// slots, counted in 32 bits with room for what it receives.
+inline constexpr uint32_t kMaxBlocks = uint32_t{1} << 24;
+
+// check --trials: the randomized check holds trials values per slot.
+inline constexpr uint64_t kMaxCheckValues = uint64_t{1} << 28;
 
 // `collplan run`: the bytes of all inputs, outputs and expected outputs one
 // process holds (every rank's for the threads transport, its own rank's for
