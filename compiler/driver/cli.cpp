@@ -750,36 +750,6 @@ std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm) {
   return gen::circulant_auto_blocks_note(spec.K, m, cm.beta, cm.tau, spec.blocks);
 }
 
-namespace {
-
-// A non-negative integer flag parsed from its text, so that "-1" is refused
-// instead of wrapping around (CLI11 converts "-1" to 2^64-1 for uint64_t).
-// `valid` names the range in the message; thrown during parsing, so a CLI11
-// error (exit status 2).
-template <typename T>
-CLI::Option* add_uint_option(CLI::App* c, const char* flag, T& target, const std::string& help, const char* valid) {
-  return c
-      ->add_option_function<std::string>(
-          flag,
-          [&target, flag, valid](const std::string& v) {
-            const bool digits = !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-            if (!digits)
-              throw CLI::ValidationError(
-                  flag, fmt::format("'{}' is {} (valid: {})", v,
-                                    !v.empty() && v[0] == '-' ? "negative" : "not a non-negative decimal integer", valid));
-            unsigned long long x = 0;
-            const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-            if (ec != std::errc() || ptr != v.data() + v.size() || x > std::numeric_limits<T>::max())
-              throw CLI::ValidationError(flag, fmt::format("'{}' is too large (valid: {})", v, valid));
-            target = static_cast<T>(x);
-          },
-          help)
-      ->default_str(std::to_string(target))
-      ->type_name("UINT");
-}
-
-}  // namespace
-
 void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--spec", sf.spec_file,
                 "spec file: JSON with the keys below, a plan's own \"spec\" object, or a JSON plan (its spec); flags "

@@ -7,7 +7,11 @@
 // 0 on success and throws UserError / VerifyError / InternalError otherwise.
 #pragma once
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <functional>
 #include <optional>
 #include <set>
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "gen/postal_encode.h"
@@ -23,6 +28,17 @@
 #include "passes/cost.h"
 
 namespace collplan::cli {
+
+namespace detail {
+template <typename T>
+struct UintOf {
+  using type = T;
+};
+template <typename U>
+struct UintOf<std::optional<U>> {
+  using type = U;
+};
+}  // namespace detail
 
 // ---- subcommand registration -------------------------------------------------
 
@@ -149,6 +165,35 @@ struct RankCompileArgs {
   gen::CostModel cost;
 };
 int cmd_compile_rank(const RankCompileArgs& a);
+
+// A non-negative integer flag parsed from its text, so that "-1" is refused
+// instead of wrapping around (CLI11 converts "-1" to 2^64-1 for a uint64_t)
+// and a value over T's range is refused too; `valid` names the range in the
+// message. Every unsigned flag of the driver is added with it. Thrown while
+// parsing: a usage error, exit status 2. T may be std::optional<U>.
+template <typename T>
+CLI::Option* add_uint_option(CLI::App* c, const char* flag, T& target, const std::string& help, const char* valid) {
+  using U = typename detail::UintOf<T>::type;
+  const std::string name = std::string(flag).substr(0, std::string(flag).find(','));  // "--Kmax,--pmax": --Kmax
+  CLI::Option* o = c->add_option_function<std::string>(
+      flag,
+      [&target, name, valid](const std::string& v) {
+        const bool digits = !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+        if (!digits)
+          throw CLI::ValidationError(name, fmt::format("'{}' is {} (valid: {})", v,
+                                                       !v.empty() && v[0] == '-' ? "negative"
+                                                                                 : "not a non-negative decimal integer",
+                                                       valid));
+        unsigned long long x = 0;
+        const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (ec != std::errc() || ptr != v.data() + v.size() || x > std::numeric_limits<U>::max())
+          throw CLI::ValidationError(name, fmt::format("'{}' is too large (valid: {})", v, valid));
+        target = static_cast<U>(x);
+      },
+      help);
+  if constexpr (std::is_same_v<T, U>) o->default_str(std::to_string(target));
+  return o->type_name("UINT");
+}
 
 // Adds --spec, --op, --K, ... to a subcommand.
 void add_spec_flags(CLI::App* c, SpecFlags& sf);

@@ -415,9 +415,9 @@ void add_run_command(CLI::App& app, CommandList& cmds) {
   auto o = std::make_shared<RunOptions>();
   auto* run = app.add_subcommand("run", "replay a plan (in-process, MPI or TCP) and compare with a direct computation");
   run->add_option("plan", o->path, "plan file (.cplan or .json)")->required();
-  run->add_option("--len", o->len, "elements per vector (chosen at run time)")->capture_default_str();
-  run->add_option("--seed", o->seed, "seed of the random inputs")->capture_default_str();
-  run->add_option("--reps", o->reps, "timed repetitions")->capture_default_str();
+  add_uint_option(run, "--len", o->len, "elements per vector (chosen at run time)", "len >= 1 elements");
+  add_uint_option(run, "--seed", o->seed, "seed of the random inputs", "0..18446744073709551615");
+  add_uint_option(run, "--reps", o->reps, "timed repetitions", "0..4294967295");
   run->add_option("--transport", o->transport,
                   "threads: all ranks in this process; mpi: one rank per process under mpirun -np K; tcp: this "
                   "process is rank --rank of the --peers list")

@@ -211,13 +211,13 @@ void add_verify_circulant_command(CLI::App& app, CommandList& cmds) {
   auto* c = app.add_subcommand("verify-circulant",
                                "check Träff's circulant broadcast schedules: every rank of every K <= --Kmax, or "
                                "sampled ranks of one --K up to 2^31");
-  c->add_option("--Kmax,--pmax", f.pmax, "check every rank of every K in [--Kmin, --Kmax] (at most 2^24)");
-  c->add_option("--Kmin,--pmin", f.pmin, "smallest K of the sweep")->capture_default_str();
-  c->add_option("--K", f.p, "spot check: the processor count (1..2^31)");
+  add_uint_option(c, "--Kmax,--pmax", f.pmax, "check every rank of every K in [--Kmin, --Kmax] (at most 2^24)", "1..16777216");
+  add_uint_option(c, "--Kmin,--pmin", f.pmin, "smallest K of the sweep", "1..--Kmax");
+  add_uint_option(c, "--K", f.p, "spot check: the processor count (1..2^31)", "1..2147483648");
   c->add_option("--p", ports, "refused: the processor count is --K (p means ports in collplan; these schedules have one)")
       ->group("");
-  c->add_option("--sample-ranks", f.sample, "spot check: number of ranks of --K to check (at most 2^24)");
-  c->add_option("--seed", f.seed, "spot check: seed of the random ranks")->capture_default_str();
+  add_uint_option(c, "--sample-ranks", f.sample, "spot check: number of ranks of --K to check (at most 2^24)", "1..16777216");
+  add_uint_option(c, "--seed", f.seed, "spot check: seed of the random ranks", "0..18446744073709551615");
   c->add_option("--threads", f.threads, "worker threads (default: hardware concurrency; at most 1024)");
   c->add_option("--progress", f.progress, "seconds between progress lines on stderr")->capture_default_str();
   c->add_flag("--reference", f.reference, "sweep with the per-rank algorithms (O(q^3) per rank) instead of the fast path");

@@ -172,10 +172,10 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   if (trials > 0) {
     uint64_t slots = 0;
     for (const auto& prog : plan.ranks) slots += prog.num_slots;
-    if (mul_sat(trials, slots) > (uint64_t{1} << 28))
+    if (mul_sat(trials, slots) > kMaxCheckValues)
       user_error("--trials {}: the randomized check would hold trials x slots = {} x {} values, over the 2^28 = {} "
                  "collplan holds (1 GiB); use fewer trials (each multiplies the false-accept bound by 1/q)",
-                 trials, trials, slots, uint64_t{1} << 28);
+                 trials, trials, slots, kMaxCheckValues);
   }
   vo.trials = trials;
   // A fresh seed per run unless given: a fixed seed would let a crafted
@@ -459,7 +459,7 @@ int main(int argc, char** argv) {
     c->add_option("--beta", costing.beta, "cost model: start-up time per step (modeled time C1*beta + C2*len*tau; auto choices use it)")
         ->capture_default_str();
     c->add_option("--tau", costing.tau, "cost model: time per element")->capture_default_str();
-    c->add_option("--cost-len", costing.len, "cost model: elements per vector (len)")->capture_default_str();
+    add_uint_option(c, "--cost-len", costing.len, "cost model: elements per vector (len)", "len >= 1 elements");
   };
 
   auto* compile = app.add_subcommand("compile", "compile a spec into a verified plan (.cplan and/or JSON)");
@@ -501,8 +501,8 @@ int main(int argc, char** argv) {
                                                "a single-rank file: that rank's structure and its part of the cost");
   check->add_option("plan", path, "plan file (.cplan or .json)")->required();
   check->add_option("--mode", mode, "auto | exact | randomized")->check(CLI::IsMember({"auto", "exact", "randomized"}))->capture_default_str();
-  check->add_option("--trials", trials, "randomized trials (default: enough for a 2^-40 false-accept bound)");
-  check->add_option("--seed", check_seed, "seed of the randomized check (default: fresh each run)");
+  add_uint_option(check, "--trials", trials, "randomized trials (default: enough for a 2^-40 false-accept bound)", "0..4294967295; 0 = the default");
+  add_uint_option(check, "--seed", check_seed, "seed of the randomized check (default: fresh each run)", "0..18446744073709551615");
   check->add_flag("--json", json, "print the report as JSON (the same as --format json)");
   std::string check_format = "text";
   add_format_option(check, check_format);
@@ -550,7 +550,7 @@ int main(int argc, char** argv) {
   auto* recode = app.add_subcommand("recode", "put a new matrix into a universal plan, keeping its schedule");
   recode->add_option("plan", path, "plan file")->required();
   recode->add_option("--matrix", rf.matrix, kMatrixChoices)->capture_default_str();
-  recode->add_option("--seed", rf.seed, "seed of a random matrix")->capture_default_str();
+  add_uint_option(recode, "--seed", rf.seed, "seed of a random matrix", "0..18446744073709551615");
   recode->add_option("--points", rf.points, "Vandermonde points");
   recode->add_option("--perm", rf.perm, "permutation");
   recode->add_option("--matrix-file", rf.matrix_file, "matrix file (Matrix Market or CSV)");

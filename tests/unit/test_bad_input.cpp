@@ -187,6 +187,13 @@ TEST_CASE("bad input: every row exits 1 or 2 with the message and the one error 
       {"compile --op broadcast --K 2147483649 --rank 3" + o, 2, "K = 2147483649 is too large"},
       {"compile --op broadcast --K 8 --rank 2 --format json" + o, 2, "compile --rank prints text only"},
       {"run " + f.plan + " --len 100000000000", 2, "over the limit 2^32"},
+      // ---- every unsigned flag refuses a negative number, none wraps ----
+      {"run " + f.plan + " --seed -1", 2, "--seed: '-1' is negative"},
+      {"run " + f.plan + " --len -1", 2, "--len: '-1' is negative"},
+      {"check " + f.plan + " --seed -1", 2, "--seed: '-1' is negative"},
+      {"compile --K 4 --cost-len -1" + o, 2, "--cost-len: '-1' is negative"},
+      {"verify-circulant --K 8 --sample-ranks 3 --seed -1", 2, "--seed: '-1' is negative"},
+      {"verify-circulant --Kmax -1", 2, "--Kmax: '-1' is negative"},
       {"check " + f.plan + " --mode randomized --trials 4000000000", 2, "--trials 4000000000"},
       {"verify-circulant --K 1000 --sample-ranks 100000000", 2, "--sample-ranks 100000000 is too many"},
       {"verify-circulant --Kmax 20000000", 2, "too large for the whole-K sweep"},
