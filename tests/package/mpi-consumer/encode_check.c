@@ -1,5 +1,5 @@
 /* Rank k of an encode plan (K = 8, GF(2^8)) on MPI through the C API,
- * checked against Σ_j x_j·A[j][k] computed here from A's CSV.
+ * checked against Σ_j x_j·A[j][k] computed from A's CSV (encode_reference.h).
  *   mpirun -np 8 encode_c PLAN.cplan A.csv COUNT
  * Exit status 0 when every rank's bytes are right. */
 #include <stdio.h>
@@ -9,8 +9,7 @@
 #include <mpi.h>
 
 #include "collplan_mpi.h"
-
-#define K 8
+#include "encode_reference.h"
 
 static int me = 0;
 static int failures = 0;
@@ -20,29 +19,13 @@ static void fail(const char* what, int status) {
   ++failures;
 }
 
-/* GF(2^8) with the polynomial 0x11D, as the plan's field gf256. */
-static unsigned gf_mul(unsigned a, unsigned b) {
-  unsigned r = 0;
-  while (b) {
-    if (b & 1) r ^= a;
-    a <<= 1;
-    if (a & 0x100) a ^= 0x11D;
-    b >>= 1;
-  }
-  return r;
-}
-
-static unsigned char input_byte(int rank, size_t i, unsigned salt) {
-  return (unsigned char)((rank * 131u + i * 7u + (i >> 8) * 13u + salt * 29u + 1u) & 0xFF);
-}
-
 /* Runs one replay (persistent handle when coll != NULL) and checks it. */
 static void check_run(const collplan_plan* plan, collplan_mpi_collective* coll, unsigned A[K][K], size_t count,
                       unsigned salt) {
   size_t nin = collplan_input_count(plan, me, count), nout = collplan_output_count(plan, me, count), i;
   unsigned char* x = malloc(nin);
   unsigned char* y = malloc(nout);
-  int st, j;
+  int st;
   if (nin != count || nout != count || !x || !y) {
     fprintf(stderr, "rank %d: FAIL: encode rank has %zu input and %zu output elements, expected %zu each\n", me, nin,
             nout, count);
@@ -59,8 +42,7 @@ static void check_run(const collplan_plan* plan, collplan_mpi_collective* coll, 
     MPI_Abort(MPI_COMM_WORLD, 1); /* peers may be waiting: end the job */
   }
   for (i = 0; i < count; ++i) {
-    unsigned want = 0;
-    for (j = 0; j < K; ++j) want ^= gf_mul(input_byte(j, i, salt), A[j][me]);
+    const unsigned want = expected_byte(A, me, i, salt);
     if (y[i] != want) {
       fprintf(stderr, "rank %d: FAIL: count %zu, element %zu: expected %u, got %u\n", me, count, i, want, y[i]);
       ++failures;
@@ -77,7 +59,7 @@ int main(int argc, char** argv) {
   collplan_mpi_collective* coll = NULL;
   char d1[33], d2[33];
   size_t count, size;
-  int st, np, j, k, total = 0;
+  int st, np, bad, total = 0;
   FILE* f;
   unsigned char* bytes;
 
@@ -91,18 +73,10 @@ int main(int argc, char** argv) {
   }
   count = (size_t)strtoul(argv[3], NULL, 10);
 
-  f = fopen(argv[2], "r");
-  if (!f) {
-    fprintf(stderr, "rank %d: cannot open %s\n", me, argv[2]);
+  if ((bad = read_matrix_csv(argv[2], A)) != 0) {
+    fprintf(stderr, "rank %d: %s: cannot read entry %d\n", me, argv[2], bad);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  for (j = 0; j < K; ++j)
-    for (k = 0; k < K; ++k)
-      if (fscanf(f, k ? ",%u" : "%u", &A[j][k]) != 1) {
-        fprintf(stderr, "rank %d: %s: bad entry (%d, %d)\n", me, argv[2], j, k);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-      }
-  fclose(f);
 
   /* The plan from its file, and again from its bytes in memory. */
   st = collplan_open_file(argv[1], &plan);

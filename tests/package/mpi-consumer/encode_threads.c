@@ -1,27 +1,13 @@
 /* The same encode plan with every rank on a thread of this process, through
  * collplan.h alone (collplan::runtime: no MPI header, no MPI library),
- * checked against Σ_j x_j·A[j][k] computed here from A's CSV.
+ * checked against Σ_j x_j·A[j][k] computed from A's CSV (encode_reference.h).
  *   encode_threads PLAN.cplan A.csv COUNT */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collplan.h"
-
-#define K 8
-
-static unsigned gf_mul(unsigned a, unsigned b) {
-  unsigned r = 0;
-  while (b) {
-    if (b & 1) r ^= a;
-    a <<= 1;
-    if (a & 0x100) a ^= 0x11D;
-    b >>= 1;
-  }
-  return r;
-}
-
-static unsigned char input_byte(int rank, size_t i) { return (unsigned char)((rank * 89u + i * 5u + 17u) & 0xFF); }
+#include "encode_reference.h"
 
 int main(int argc, char** argv) {
   unsigned A[K][K];
@@ -31,20 +17,17 @@ int main(int argc, char** argv) {
   const void* sp[K];
   void* rp[K];
   size_t count, i;
-  int j, k, st, failures = 0;
-  FILE* f;
+  int k, st, failures = 0;
 
   if (argc != 4) {
     fprintf(stderr, "usage: encode_threads PLAN.cplan A.csv COUNT\n");
     return 2;
   }
   count = (size_t)strtoul(argv[3], NULL, 10);
-  f = fopen(argv[2], "r");
-  if (!f) return 2;
-  for (j = 0; j < K; ++j)
-    for (k = 0; k < K; ++k)
-      if (fscanf(f, k ? ",%u" : "%u", &A[j][k]) != 1) return 2;
-  fclose(f);
+  if (read_matrix_csv(argv[2], A) != 0) {
+    fprintf(stderr, "FAIL: cannot read the matrix %s\n", argv[2]);
+    return 2;
+  }
   st = collplan_open_file(argv[1], &plan);
   if (st != COLLPLAN_OK) {
     fprintf(stderr, "FAIL: %s: %s\n", collplan_status_name(st), collplan_last_error());
@@ -53,7 +36,7 @@ int main(int argc, char** argv) {
   for (k = 0; k < K; ++k) {
     x[k] = malloc(collplan_input_count(plan, k, count) * collplan_elem_size(plan));
     y[k] = malloc(collplan_output_count(plan, k, count) * collplan_elem_size(plan));
-    for (i = 0; i < count; ++i) x[k][i] = input_byte(k, i);
+    for (i = 0; i < count; ++i) x[k][i] = input_byte(k, i, 0);
     sp[k] = x[k];
     rp[k] = y[k];
   }
@@ -64,8 +47,7 @@ int main(int argc, char** argv) {
   }
   for (k = 0; k < K; ++k)
     for (i = 0; i < count; ++i) {
-      unsigned want = 0;
-      for (j = 0; j < K; ++j) want ^= gf_mul(input_byte(j, i), A[j][k]);
+      const unsigned want = expected_byte(A, k, i, 0);
       if (y[k][i] != want) {
         fprintf(stderr, "FAIL: rank %d, element %zu: expected %u, got %u\n", k, i, want, y[k][i]);
         ++failures;
