@@ -6,12 +6,12 @@
 #   scripts/fuzz.sh --replay        replay the seed corpora only (regression)
 #   scripts/fuzz.sh --runs N        fuzz each harness for N executions, one
 #                                   after another, keeping the grown corpus in
-#                                   build-fuzz/work/<harness> (the long run;
+#                                   build-fuzz/grown/<harness> (the long run;
 #                                   logs in build-fuzz/logs/<harness>-runs.log)
 #   FUZZ_HARNESSES="fuzz_spec ..."  a subset of the harnesses
 # Fails (exit 1) on any finding: libFuzzer then leaves the input as
 # build-fuzz/findings/<harness>/crash-*, leak-*, timeout-* or oom-*.
-# New coverage found while fuzzing stays in build-fuzz/work/, never in the
+# New coverage found while fuzzing stays in build-fuzz/grown/, never in the
 # seed corpora of the repository (fuzz/corpus/): a seed is added by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,7 +71,7 @@ for h in "${HARNESSES[@]}"; do
     rm -rf "$work"
     limit=(-max_total_time="$SECONDS_EACH")
   else
-    work="$BUILD/work/$h"  # grows from run to run
+    work="$BUILD/grown/$h"  # grows from run to run
     limit=(-runs="$RUNS")
   fi
   mkdir -p "$work"
