@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -383,4 +385,36 @@ TEST_CASE("spec flags: K = 0 and negative or too large numbers name the value an
   expect_error("compile --K 8 --cost-len 0 -q", "--cost-len 0 is invalid");
   // A seed at the top of its range is a seed.
   CHECK(run_cp("compile --K 4 --seed 18446744073709551615 -q").status == 0);
+}
+
+TEST_CASE("spec files: collplan_add_plan's configure-time lists are the CLI's", "[spec-files]") {
+  // cmake/collplanFunctions.cmake refuses a bad OP or MATRIX at configure
+  // time from its own lists; they must name exactly what the CLI takes
+  // (`collplan list --format json` for operations; the --matrix help,
+  // driver/cli.h's kMatrixChoices, for the families).
+  std::ifstream in(std::string(COLLPLAN_SOURCE_DIR) + "/cmake/collplanFunctions.cmake");
+  REQUIRE(in.good());
+  const std::string cm((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto cmake_list = [&](const std::string& var) {
+    const size_t a = cm.find("set(" + var + " ");
+    REQUIRE(a != std::string::npos);
+    const size_t b = cm.find(')', a);
+    std::istringstream words(cm.substr(a + 5 + var.size(), b - a - 5 - var.size()));
+    std::vector<std::string> out;
+    for (std::string w; words >> w;) out.push_back(w);
+    return out;
+  };
+  const auto listed = run_cp("list --format json");
+  REQUIRE(listed.status == 0);
+  CHECK(cmake_list("ops") == nlohmann::json::parse(listed.output)["operations"].get<std::vector<std::string>>());
+
+  const auto help = run_cp("compile --help");
+  REQUIRE(help.status == 0);
+  const size_t a = help.output.find("random | vandermonde");
+  REQUIRE(a != std::string::npos);
+  std::istringstream names(help.output.substr(a, help.output.find(" (", a) - a));
+  std::vector<std::string> cli_families;
+  for (std::string w; names >> w;)
+    if (w != "|") cli_families.push_back(w);
+  CHECK(cmake_list("families") == cli_families);
 }
