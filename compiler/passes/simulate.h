@@ -55,17 +55,16 @@ void simulate(const ir::Plan& plan, Domain& dom) {
     return cursor[k] < steps.size() && steps[cursor[k]].t == t ? &steps[cursor[k]] : nullptr;
   };
   // Steps in which no rank acts change nothing: go from one step some rank
-  // acts in to the next, so the time does not grow with num_steps (which a
-  // plan file states in 4 bytes) but with the step records.
-  auto next_step = [&]() {
-    ir::StepNo next = 0;
-    for (uint32_t k = 0; k < R; ++k) {
-      const auto& steps = plan.ranks[k].steps;
-      if (cursor[k] < steps.size() && (next == 0 || steps[cursor[k]].t < next)) next = steps[cursor[k]].t;
-    }
-    return next;
+  // acts in to the next (the earliest step record at a rank's cursor, found
+  // in the pass that advances the cursors), so the time does not grow with
+  // num_steps (which a plan file states in 4 bytes) but with the records.
+  auto earliest = [&](ir::StepNo next, uint32_t k) {
+    const auto& steps = plan.ranks[k].steps;
+    return cursor[k] < steps.size() && (next == 0 || steps[cursor[k]].t < next) ? steps[cursor[k]].t : next;
   };
-  for (ir::StepNo t = next_step(); t != 0 && t <= plan.num_steps; t = next_step()) {
+  ir::StepNo first = 0;
+  for (uint32_t k = 0; k < R; ++k) first = earliest(first, k);
+  for (ir::StepNo t = first, next = 0; t != 0 && t <= plan.num_steps; t = next, next = 0) {
     for (uint32_t k = 0; k < R; ++k) {
       const ir::Step* st = step_at(k, t);
       if (!st) continue;
@@ -90,15 +89,16 @@ void simulate(const ir::Plan& plan, Domain& dom) {
       }
     }
     for (uint32_t k = 0; k < R; ++k) {
-      const ir::Step* st = step_at(k, t);
-      if (!st) continue;
-      for (size_t oi = 0; oi < st->ops.size(); ++oi) {
-        const ir::Op& op = st->ops[oi];
-        if constexpr (requires { dom.on_op(k, *st, oi, slots[k]); }) dom.on_op(k, *st, oi, slots[k]);
-        Value v = dom.eval(k, op.terms, slots[k]);
-        slots[k][op.dst] = std::move(v);
+      if (const ir::Step* st = step_at(k, t)) {
+        for (size_t oi = 0; oi < st->ops.size(); ++oi) {
+          const ir::Op& op = st->ops[oi];
+          if constexpr (requires { dom.on_op(k, *st, oi, slots[k]); }) dom.on_op(k, *st, oi, slots[k]);
+          Value v = dom.eval(k, op.terms, slots[k]);
+          slots[k][op.dst] = std::move(v);
+        }
+        ++cursor[k];
       }
-      ++cursor[k];
+      next = earliest(next, k);
     }
   }
   if constexpr (requires { dom.on_end(0u, slots[0]); })
