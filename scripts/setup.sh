@@ -8,11 +8,12 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake ninja-build pkg-config git
           catch2 libfmt-dev libcli11-dev nlohmann-json3-dev
-          libisal-dev libxxhash-dev
+          libisal-dev libxxhash-dev libcadical-dev
           openmpi-bin libopenmpi-dev
           libsimgrid-dev
           clang libclang-rt-14-dev gcc-arm-none-eabi libnewlib-arm-none-eabi g++-aarch64-linux-gnu qemu-user
           python3 chromium chromium-driver)
+# libcadical-dev: the SAT solver of `collplan search` (docs/search.md).
 # clang (libclang-rt: libFuzzer for scripts/fuzz.sh), the Cortex-M and
 # AArch64 cross compilers and qemu-aarch64: the tests
 # build emitted code with both compilers, for a Cortex-M4, and run the NEON

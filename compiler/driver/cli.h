@@ -53,6 +53,7 @@ void add_extract_command(CLI::App& app, CommandList& cmds);
 // Subcommands in their own files (driver/cmd_<name>.cpp).
 void add_run_command(CLI::App& app, CommandList& cmds);  // `run`
 void add_verify_circulant_command(CLI::App& app, CommandList& cmds);  // cmd_verify_circulant.cpp
+void add_search_command(CLI::App& app, CommandList& cmds);             // cmd_search.cpp
 
 // `show`'s pictures (driver/cmd_show.cpp): --svg, --dot, --html, --trace,
 // --coefficients, --summary, --diagram, --ranks, --steps.

@@ -450,6 +450,7 @@ int main(int argc, char** argv) {
   add_extract_command(app, commands);
   add_run_command(app, commands);
   add_verify_circulant_command(app, commands);
+  add_search_command(app, commands);
 
   SpecFlags sf;
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out;

@@ -9,6 +9,7 @@
 #include "gen/circulant_plans.h"
 #include "gen/postal.h"
 #include "gen/prepare_shoot.h"
+#include "gen/searched.h"
 #include "gen/trees.h"
 #include "gen/vandermonde_plans.h"
 #include "passes/cost.h"
@@ -104,6 +105,17 @@ const std::vector<GeneratorInfo>& generators() {
        {OpKind::Encode},
        [](const Spec& s, const CostModel&) { return prepare_shoot(s); },
        prepare_shoot_estimate},
+      {"searched",
+       "universal all-to-all encode from a schedule found by `collplan search` and shipped with collplan "
+       "(relay-and-combine plans, lambda = 1, the (K, p) of the table in docs/search.md); C1 = ceil(log_{p+1} K), "
+       "C2 below prepare-and-shoot's",
+       {OpKind::Encode},
+       [](const Spec& s, const CostModel&) { return searched_plan(s); },
+       [](const Spec& s, const CostModel&) {
+         const SearchedEntry* e = find_searched(s.K, s.p);
+         return PostalSplitCost{0, 0, e ? e->C1 : 0, e ? e->searched : 0};
+       },
+       [](const Spec& s, const CostModel&) { return searched_why_not(s); }},
       {"postal-allgather",
        "all-to-all encode under postal latency: every input spreads along the postal G-tree, then local combination; "
        "C1 = min{t : G(t) >= K} (optimal)",

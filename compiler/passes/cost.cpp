@@ -1,5 +1,7 @@
 #include "passes/cost.h"
 
+#include "gen/searched.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -93,6 +95,30 @@ CostReport cost(const ir::Plan& plan) {
     c.lb_C2 = gather_C2_bound(spec);
     c.lb_C2_name = "receive volume";
   }
+  if (spec.op == OpKind::Prefix && spec.lambda == 1 && spec.counts.empty()) {
+    // x_0 must reach every other rank (ranks 1..K−1 all need it, inclusive or
+    // exclusive): at least lb_C1 steps carry a message, each of at least one
+    // element.
+    c.lb_C2 = c.lb_C1;
+    c.lb_C2_name = "one element per step";
+  }
+  if (spec.op == OpKind::Encode && spec.lambda == 1 && spec.blocks == 1)
+    if (const gen::SearchedEntry* e = gen::find_searched(spec.K, spec.p)) {
+      c.search_lb_C2 = e->proven_bound;
+      c.search_C1 = e->C1;
+    }
+  // Optimality: a plan meeting both bounds is optimal among every plan the
+  // bounds cover (for encode: the universal ones); the search's bound
+  // covers relay-and-combine plans with C1 at its bound.
+  if (c.lb_C2 && c.C1 == c.lb_C1 && c.C2 == c.lb_C2)
+    c.optimality = spec.op == OpKind::Encode ? "optimal among universal plans (C1 and C2 meet their bounds)"
+                                             : "optimal (C1 and C2 meet their bounds)";
+  else if (c.lb_C2 && c.C2 < c.lb_C2)
+    c.optimality = "below the universal bound: a plan for this matrix only";
+  else if (c.search_lb_C2 && c.C1 == c.search_C1 && c.C2 == c.search_lb_C2)
+    c.optimality = "optimal among relay-and-combine plans with this C1 (proven by search, docs/search.md)";
+  else if (c.lb_C2 || c.search_lb_C2)
+    c.optimality = "not proven optimal";
   return c;
 }
 
@@ -153,6 +179,8 @@ nlohmann::json cost_json(const CostReport& c) {
   j["step_sizes"] = c.step_sizes;
   j["lower_bound_C1"] = c.lb_C1;
   if (c.lb_C2) j["lower_bound_C2"] = c.lb_C2;
+  if (c.search_lb_C2) j["search_bound_C2"] = c.search_lb_C2;
+  if (!c.optimality.empty()) j["optimality"] = c.optimality;
   j["messages"] = c.messages;
   j["elements"] = c.elements;
   return j;
@@ -167,6 +195,10 @@ std::string cost_text(const CostReport& c, double beta, double tau, uint64_t len
     s += fmt::format("{} bound {}, ratio {:.3f})\n", c.lb_C2_name, c.lb_C2, double(c.C2) / c.lb_C2);
   else
     s += "no C2 bound for this operation)\n";
+  if (c.search_lb_C2)
+    s += fmt::format("search: no relay-and-combine plan with C1 = {} has C2 < {} (docs/search.md)\n", c.search_C1,
+                     c.search_lb_C2);
+  if (!c.optimality.empty()) s += "optimality: " + c.optimality + "\n";
   s += "step sizes:";
   for (uint64_t z : c.step_sizes) s += fmt::format(" {}", z);
   s += fmt::format("\nmessages = {}, elements sent = {}\n", c.messages, c.elements);

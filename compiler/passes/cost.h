@@ -20,6 +20,8 @@
 //            Lemma 2): C2 of any universal encode algorithm (λ = 1).
 //   block broadcast / block reduce   ⌈n/p⌉ − 1 + ⌈log_{p+1} K⌉ for
 //            broadcast, reduce and allreduce (λ = 1), below.
+//   one element per step   lb_C1 for prefix (λ = 1, one item per rank):
+//            x_0 must reach every rank, so that many steps carry a message.
 //   receive volume   ⌈n(K−1)/p⌉ for allgather and reduce-scatter,
 //            ⌈(Σcounts − min counts)/p⌉ for allgatherv (any λ), below.
 #pragma once
@@ -76,6 +78,14 @@ struct CostReport {
   // "receive volume" (allgather, allgatherv, reduce-scatter:
   // gather_C2_bound).
   const char* lb_C2_name = "";
+  // Encode, λ = 1, (K, p) in the shipped search table (gen/searched.h): no
+  // relay-and-combine plan with C1 = search_C1 has C2 < search_lb_C2
+  // (0 = no entry).
+  uint64_t search_lb_C2 = 0;
+  uint32_t search_C1 = 0;
+  // "" (no C2 bound) or whether the plan is proven optimal and among which
+  // plans; printed by cost_text, "optimality" in cost_json.
+  std::string optimality;
   double time(double beta, double tau, uint64_t len) const { return C1 * beta + static_cast<double>(C2) * len * tau; }
 };
 

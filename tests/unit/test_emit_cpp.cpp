@@ -386,6 +386,11 @@ TEST_CASE("emit-cpp same bytes: draw-loose and inverse-draw-loose K=6 P=2 p=2 pr
              "inverse-draw-loose");
 }
 
+TEST_CASE("emit-cpp same bytes: searched K=13 p=2 gf256 (a schedule from the search table)", "[emit][diff]") {
+  const Field f = Field::gf256();
+  same_bytes(compiled(make_encode_spec(13, 2, 1, f, matrix_random(13, 3, f)), "searched"), 12, "searched");
+}
+
 TEST_CASE("emit-cpp same bytes: lagrange K=5 P=5 gf256", "[emit][diff]") {
   const Field f = Field::gf256();
   const auto [a, b] = two_point_sets(f, 5, 5);
@@ -439,7 +444,7 @@ TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[
                                             "circulant-broadcast", "circulant-allgather", "circulant-allreduce",
                                             "circulant-allgatherv", "circulant-reduce", "dissemination-allgather",
                                             "dissemination-reduce-scatter", "circulant-reduce-scatter",
-                                            "dissemination-allreduce", "reduce-scatter-allgather"};
+                                            "dissemination-allreduce", "reduce-scatter-allgather", "searched"};
   for (const auto& g : gen::generators()) {
     INFO("generator " << g.name << " has no same-bytes case in test_emit_cpp.cpp");
     CHECK(std::find(covered.begin(), covered.end(), g.name) != covered.end());
