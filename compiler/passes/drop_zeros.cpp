@@ -18,6 +18,10 @@ struct ZeroDomain {
   const Plan& plan;
   std::map<std::tuple<Rank, size_t, size_t>, std::vector<uint8_t>> send_zero;  // per payload element
   std::map<std::tuple<Rank, size_t, size_t>, std::vector<uint8_t>> op_zero;    // per term
+  // Per payload element, per term: a combination with both zero and non-zero
+  // terms (a partial sum plus a partial that turned out zero) loses the zero
+  // ones, whose receives are removed.
+  std::map<std::tuple<Rank, size_t, size_t>, std::vector<std::vector<uint8_t>>> send_term_zero;
   std::vector<std::vector<uint8_t>> end_zero;
 
   Value undefined() { return 0; }
@@ -30,6 +34,14 @@ struct ZeroDomain {
   size_t step_index(Rank k, const Step& st) const { return static_cast<size_t>(&st - plan.ranks[k].steps.data()); }
   void on_send(Rank k, const Step& st, size_t si, const std::vector<Value>& payload) {
     send_zero[{k, step_index(k, st), si}] = payload;
+  }
+  void on_send_slots(Rank k, const Step& st, size_t si, const std::vector<Value>& slots) {
+    std::vector<std::vector<uint8_t>> z;
+    for (const Combo& c : st.sends[si].payload) {
+      z.emplace_back();
+      for (const Term& t : c.terms) z.back().push_back(slots[t.slot]);
+    }
+    send_term_zero[{k, step_index(k, st), si}] = std::move(z);
   }
   void on_op(Rank k, const Step& st, size_t oi, const std::vector<Value>& slots) {
     std::vector<uint8_t> z;
@@ -81,11 +93,16 @@ void drop_zeros(Plan& plan) {
       for (size_t i = 0; i < st.sends.size(); ++i) {
         Send& s = st.sends[i];
         const auto& zero = dom.send_zero.at({k, si, i});
+        const auto& term_zero = dom.send_term_zero.at({k, si, i});
         std::vector<uint8_t> keep(zero.size());
         std::vector<Combo> payload;
         for (size_t e = 0; e < s.payload.size(); ++e) {
           keep[e] = !zero[e];
-          if (keep[e]) payload.push_back(std::move(s.payload[e]));
+          if (!keep[e]) continue;
+          Combo c;
+          for (size_t ti = 0; ti < s.payload[e].terms.size(); ++ti)
+            if (!term_zero[e][ti]) c.terms.push_back(s.payload[e].terms[ti]);
+          payload.push_back(std::move(c));
         }
         kept_mask[key(k, s.port, st.t)] = std::move(keep);
         s.payload = std::move(payload);

@@ -6,7 +6,8 @@
 // so re-coding stays possible).
 // The pass (1) removes zero elements from messages (and the matching
 // receive slots; a message left empty is not sent), (2) removes terms that
-// read zero slots and ops reduced to dst := dst, (3) removes ops whose result
+// read zero slots, in ops and in the elements of messages, and ops reduced
+// to dst := dst, (3) removes ops whose result
 // is never read (per-rank liveness), and (4) writes dst := 0 for an output
 // whose only writes were removed. For prepare-and-shoot it drops the shoot
 // variables with l·m >= K, lowering C2 below the paper's figure

@@ -20,6 +20,8 @@
 //   Value undefined();                          // value of a never-written slot
 // and may provide hooks (detected with requires-expressions):
 //   void on_send(ir::Rank k, const ir::Step&, size_t send_index, const std::vector<Value>& payload);
+//   void on_send_slots(ir::Rank k, const ir::Step&, size_t send_index, const std::vector<Value>& slots);
+//                                               // the slots the payload is evaluated from
 //   void on_op(ir::Rank k, const ir::Step&, size_t op_index, const std::vector<Value>& slots);  // before the op runs
 //   void on_end(ir::Rank k, const std::vector<Value>& slots);
 #pragma once
@@ -72,6 +74,7 @@ void simulate(const ir::Plan& plan, Domain& dom) {
         const ir::Send& s = st->sends[si];
         std::vector<Value> payload;
         payload.reserve(s.payload.size());
+        if constexpr (requires { dom.on_send_slots(k, *st, si, slots[k]); }) dom.on_send_slots(k, *st, si, slots[k]);
         for (const ir::Combo& c : s.payload) payload.push_back(dom.eval(k, c.terms, slots[k]));
         if constexpr (requires { dom.on_send(k, *st, si, payload); }) dom.on_send(k, *st, si, payload);
         mail[key(k, s.port, t)] = std::move(payload);

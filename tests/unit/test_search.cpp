@@ -13,6 +13,7 @@
 #include "gen/registry.h"
 #include "gen/relay.h"
 #include "gen/searched.h"
+#include "matrix/codes.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
 #include "passes/pipeline.h"
@@ -262,4 +263,18 @@ TEST_CASE("cli: search writes a checked plan, reports plain collectives, refuses
     CHECK(r.output.find(fragment) != std::string::npos);
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("drop-zeros: a zero partial inside a message's sum loses its term with its receive", "[search]") {
+  // A searched schedule under decentralized-padded: the padded ranks hold
+  // zero, so some partials are structurally zero while the sums that include
+  // them are not. drop-zeros removed the zero element's receive but kept its
+  // term in the sum, leaving a read of a never-written slot.
+  const Field f = Field::gf256();
+  Spec s = make_decentralized_spec(5, 1, 1, 1, f, matrix_explicit(random_matrix(1, 5, 7, f), f));
+  passes::CompileOptions opt;
+  opt.algorithm = "decentralized-padded";
+  const passes::CompileResult r = passes::compile(s, opt);  // verified after drop-zeros
+  CHECK(r.plan.spec.algorithm.find("by searched") != std::string::npos);
+  CHECK(r.cost.C2 == 3);
 }
