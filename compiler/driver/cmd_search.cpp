@@ -33,7 +33,8 @@ namespace {
 struct SearchFlags {
   SpecFlags sf;
   double time_limit = 60;
-  bool no_circulant = false;
+  bool no_circulant = false, circulant_only = false;
+  std::string sizes;  // one question: these round sizes
   std::string out, json_out, schedule_out, dimacs_dir, proof_dir, table_out, format = "text";
   uint32_t Kmin = 2, Kmax = 0, pmin = 1, pmax = 0;
 };
@@ -165,6 +166,55 @@ int run_plain(const SearchFlags& f, const Spec& spec) {
   return 0;
 }
 
+// One question: is there a relay-and-combine schedule with these round
+// sizes (among all, or with --circulant among circulant ones)?
+int run_one(const SearchFlags& f, const Spec& spec) {
+  search::RelayQuery q;
+  q.K = spec.K;
+  q.p = spec.p;
+  for (uint64_t d : parse_list(f.sizes, "sizes")) {
+    if (d < 1 || d > 2 * uint64_t{spec.K})
+      user_error("search: --sizes {} has a round size {} out of range (valid: 1..{})", f.sizes, d, 2 * spec.K);
+    q.sizes.push_back(static_cast<uint32_t>(d));
+  }
+  const uint32_t T = passes::lemma1_bound(spec.K, spec.p);
+  if (q.sizes.size() != T)
+    user_error("search: --sizes gives {} rounds; encode with K = {}, p = {} is searched at C1 = {} rounds", q.sizes.size(),
+               spec.K, spec.p, T);
+  q.circulant = f.circulant_only;
+  q.time_limit_s = f.time_limit;
+  if (!f.dimacs_dir.empty()) q.dimacs_path = f.dimacs_dir + "/relay.cnf";
+  if (!f.proof_dir.empty()) q.proof_path = f.proof_dir + "/relay.drat";
+  const search::RelayAnswer a = search::solve_relay(q);
+  if (a.schedule && !f.schedule_out.empty()) {
+    std::ofstream out(f.schedule_out);
+    if (!out) user_error("search: cannot write '{}'", f.schedule_out);
+    out << gen::relay_schedule_json(*a.schedule).dump() << "\n";
+  }
+  if (a.schedule && (!f.out.empty() || !f.json_out.empty())) {
+    search::SearchOutcome o;
+    o.schedule = a.schedule;
+    const passes::CompileResult r = outcome_plan(o, spec);
+    if (!f.out.empty()) ir::write_binary(r.plan, f.out);
+    if (!f.json_out.empty()) ir::write_json_file(r.plan, f.json_out, false, passes::cost_json(r.cost));
+  }
+  if (f.format == "json") {
+    std::cout << nlohmann::json{{"ok", true}, {"K", spec.K}, {"p", spec.p}, {"sizes", q.sizes},
+                                {"circulant", q.circulant}, {"result", search::sat_result_name(a.result)},
+                                {"variables", a.variables}, {"clauses", a.clauses}, {"learned", a.learned},
+                                {"seconds", a.seconds}, {"solver", search::solver_name()},
+                                {"schedule", a.schedule ? gen::relay_schedule_json(*a.schedule) : nlohmann::json(nullptr)}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("search: encode K={} p={} sizes {} ({}): {} — {} vars, {} clauses, {} learned, {:.2f} s, {}\n",
+                           spec.K, spec.p, fmt::join(q.sizes, ","), q.circulant ? "circulant schedules" : "all schedules",
+                           search::sat_result_name(a.result), a.variables, a.clauses, a.learned, a.seconds,
+                           search::solver_name());
+  return 0;
+}
+
 int run_search(SearchFlags& f) {
   if (f.format == "json") g_json_errors = true;
   if (f.Kmax || f.pmax) {
@@ -184,6 +234,8 @@ int run_search(SearchFlags& f) {
   if (spec.K > search::kMaxSearchRanks)
     user_error("search: K = {} is out of range (valid: 2 <= K <= {}; the encoding grows as K^4)", spec.K,
                search::kMaxSearchRanks);
+  if (!f.sizes.empty()) return run_one(f, spec);
+  if (f.circulant_only) user_error("search: --circulant asks one question and needs --sizes");
   search::SearchOptions opt;
   opt.time_limit_s = f.time_limit;
   opt.circulant_first = !f.no_circulant;
@@ -237,6 +289,10 @@ void add_search_command(CLI::App& app, CommandList& cmds) {
   c->add_option("--time-limit", f->time_limit, "seconds per solver call (0 = none)")->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
   c->add_flag("--no-circulant", f->no_circulant, "skip the circulant pre-search (every call is then a full one)");
+  c->add_option("--sizes", f->sizes,
+                "encode: ask one question, is there a schedule with these round sizes (comma-separated, one per "
+                "round of C1)? sat / unsat / unknown");
+  c->add_flag("--circulant", f->circulant_only, "with --sizes: among circulant schedules only");
   c->add_option("-o,--output", f->out, "write the plan here (binary)");
   c->add_option("--json", f->json_out, "write the plan here (JSON)");
   c->add_option("--schedule", f->schedule_out, "write the schedule found here (JSON, the shipped table's format)");
@@ -254,6 +310,7 @@ void add_search_command(CLI::App& app, CommandList& cmds) {
   c->footer("Examples:\n"
             "  collplan search --op encode --K 10 --p 2 -o searched.cplan\n"
             "  collplan search --op encode --K 16 --p 2 --time-limit 300 --format json\n"
+            "  collplan search --op encode --K 16 --p 2 --sizes 1,1,1 --time-limit 3600\n"
             "  collplan search --op allgather --K 12 --p 2\n"
             "  collplan search --Kmax 16 --pmax 3 --write-table table.json\n"
             "Exit status: 0 ok (also when the search is not settled: see status), 2 bad input, 3 internal error.");

@@ -19,6 +19,7 @@
 #include "driver/cli.h"
 #include "gen/postal_encode.h"
 #include "gen/prepare_shoot.h"
+#include "gen/searched.h"
 #include "gen/registry.h"
 #include "ir/binary.h"
 #include "ir/json.h"
@@ -281,9 +282,13 @@ int cmd_bound(uint32_t K, uint32_t p, uint32_t lambda, bool as_json) {
   const auto l1 = passes::lemma1_bound(K, p);
   const auto l2 = passes::lemma2_bound(K, p);
   const auto sh = gen::prepare_shoot_shape(K, p);
+  const gen::SearchedEntry* se = gen::find_searched(K, p);
   if (as_json) {
     nlohmann::json j{{"K", K}, {"p", p}, {"lambda", lambda}, {"postal_steps", steps}, {"encode_C1", l1},
                      {"encode_C2", l2}, {"prepare_shoot", {{"C1", sh.C1()}, {"C2", sh.C2()}}}};
+    j["search"] = se ? nlohmann::json{{"proven_bound", se->proven_bound}, {"searched_C2", se->searched},
+                                      {"optimal", se->optimal()}}
+                     : nlohmann::json(nullptr);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -292,6 +297,10 @@ int cmd_bound(uint32_t K, uint32_t p, uint32_t lambda, bool as_json) {
   std::cout << fmt::format("universal encode, C1 >= ceil(log_(p+1) K) = {} (Lemma 1, lambda = 1)\n", l1);
   std::cout << fmt::format("universal encode, C2 >= {} (Lemma 2)\n", l2);
   std::cout << fmt::format("prepare-and-shoot achieves C1 = {}, C2 = {} (paper schedule, lambda = 1)\n", sh.C1(), sh.C2());
+  if (se)
+    std::cout << fmt::format("search (docs/search.md): no relay-and-combine plan with C1 = {} has C2 < {}; searched "
+                             "reaches C2 = {}{}\n",
+                             se->C1, se->proven_bound, se->searched, se->optimal() ? " (optimal)" : "");
   return 0;
 }
 

@@ -78,7 +78,7 @@ void eliminate_dead_ops(Program& prog) {
 }  // namespace
 
 void drop_zeros(Plan& plan) {
-  ZeroDomain dom{plan, {}, {}, {}};
+  ZeroDomain dom{plan, {}, {}, {}, {}};
   simulate(plan, dom);
   const uint32_t R = static_cast<uint32_t>(plan.ranks.size());
   const uint64_t P = plan.spec.p;

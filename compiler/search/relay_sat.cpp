@@ -18,13 +18,14 @@
 // satisfying assignment needs: the schedule is read off L, SR and SP and
 // its coverage recomputed by gen/relay.cpp.
 //
-// Symmetry breaking (sound for the question "does a schedule with these
-// sizes exist", proofs in docs/search.md): in round 1 a rank sends only its
-// own input, raw (a partial of one input is that input, scaled); rank 0's
-// round-1 messages go to distinct ranks (a second copy of x_0 adds nothing),
-// so after renaming ports and ranks they use ports 0..a−1 and go to ranks
-// 1..a; no rank sends a partial for itself (it would have to come back;
-// the rank it went to can send its own partial instead).
+// Symmetry breaking and dominance (sound for the question "does a schedule
+// with these sizes exist", proofs in docs/search.md): in round 1 a rank sends
+// only its own input, raw (a partial of one input is that input, scaled); no
+// rank sends a partial for itself (its coverage is already the rank's own);
+// every round is saturated (no port q free at both a sender u and another
+// rank v: adding u→v with x_u only adds coverage); after renaming the ports
+// of round 1 and the ranks, rank 0's used round-1 ports are a prefix, port 0
+// goes to rank 1 and port q to a rank <= q+1.
 #include "search/relay_sat.h"
 
 #include <chrono>
@@ -189,16 +190,24 @@ RelayAnswer solve_relay(const RelayQuery& qy) {
           for (uint32_t j = 0; j < K; ++j) cc(t, v, k, j) = f.new_var();
     }
 
+  // The links of port q of u in round t: (to every other rank, from every
+  // other rank).
+  auto port_links = [&](uint32_t t, uint32_t u, uint32_t q) {
+    std::pair<std::vector<int>, std::vector<int>> io;
+    for (uint32_t v = 0; v < K; ++v)
+      if (v != u) {
+        io.first.push_back(l(t, u, v, q));
+        io.second.push_back(l(t, v, u, q));
+      }
+    return io;
+  };
+
   for (uint32_t t = 1; t <= T; ++t) {
     const uint32_t d = qy.sizes[t - 1];
     for (uint32_t q = 0; q < P; ++q)
       for (uint32_t u = 0; u < K; ++u) {
-        std::vector<int> dests, srcs, items;
-        for (uint32_t v = 0; v < K; ++v)
-          if (v != u) {
-            dests.push_back(l(t, u, v, q));
-            srcs.push_back(l(t, v, u, q));
-          }
+        const auto [dests, srcs] = port_links(t, u, q);
+        std::vector<int> items;
         f.at_most_one(dests);
         f.at_most_one(srcs);
         for (uint32_t j = 0; j < K; ++j)
@@ -276,6 +285,27 @@ RelayAnswer solve_relay(const RelayQuery& qy) {
       }
   }
 
+  // Saturation: no round leaves a port q free at a sender u and at another
+  // rank v (u could send x_u to v there; see the file comment). It holds in
+  // circulant mode too: there every rank uses the same ports, and using a
+  // free one everywhere (u → u+1) keeps the schedule circulant.
+  for (uint32_t t = 1; t <= T; ++t)
+    for (uint32_t q = 0; q < P; ++q) {
+      std::vector<int> out_used(K), in_used(K);
+      for (uint32_t u = 0; u < K; ++u) {
+        out_used[u] = f.new_var();
+        in_used[u] = f.new_var();
+        auto [outs, ins] = port_links(t, u, q);
+        outs.insert(outs.begin(), -out_used[u]);
+        ins.insert(ins.begin(), -in_used[u]);
+        f.add(outs);
+        f.add(ins);
+      }
+      for (uint32_t u = 0; u < K; ++u)
+        for (uint32_t v = 0; v < K; ++v)
+          if (u != v) f.add({out_used[u], in_used[v]});
+    }
+
   if (qy.circulant) {
     auto eq = [&](int a, int b) {
       if (a == b) return;
@@ -297,11 +327,16 @@ RelayAnswer solve_relay(const RelayQuery& qy) {
             eq(sp(t, u, q, x), sp(t, u + 1, q, x1));
           }
   } else {
-    // Rank 0's round-1 messages: port q (used as a prefix) goes to rank q+1.
+    // Rank 0's round-1 ports: used ones form a prefix, port 0 goes to rank 1
+    // and port q to a rank <= q+1 (ranks named in order of first use).
     for (uint32_t q = 0; q < P; ++q)
-      for (uint32_t v = 1; v < K; ++v)
-        if (v != q + 1) f.add({-l(1, 0, v, q)});
-    for (uint32_t q = 1; q < P && q + 1 < K; ++q) f.add({-l(1, 0, q + 1, q), l(1, 0, q, q - 1)});
+      for (uint32_t v = q + 2; v < K; ++v) f.add({-l(1, 0, v, q)});
+    for (uint32_t q = 1; q < P; ++q)
+      for (uint32_t v = 1; v < K; ++v) {
+        std::vector<int> cl = {-l(1, 0, v, q)};
+        for (uint32_t w = 1; w < K; ++w) cl.push_back(l(1, 0, w, q - 1));
+        f.add(cl);
+      }
   }
 
   RelayAnswer ans;

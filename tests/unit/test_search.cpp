@@ -241,6 +241,19 @@ TEST_CASE("cli: search writes a checked plan, reports plain collectives, refuses
   CHECK(j.at("searched_C2") == 4);
   CHECK(j.at("proven_bound") == 4);
   CHECK(j.at("plan").at("algorithm") == "prepare-shoot");
+  r = test::run_collplan("search --op encode --K 7 --p 1 --sizes 1,1,1");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("sizes 1,1,1 (all schedules): unsat") != std::string::npos);
+  r = test::run_collplan("search --op encode --K 13 --p 2 --sizes 1,1,1 --circulant --format json -o " + plan);
+  CHECK(r.status == 0);
+  CHECK(nlohmann::json::parse(r.output).at("result") == "sat");
+  CHECK(test::run_collplan("check " + plan).status == 0);
+  r = test::run_collplan("bound --K 13 --p 2");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("no relay-and-combine plan with C1 = 3 has C2 < 3; searched reaches C2 = 3 (optimal)") !=
+        std::string::npos);
+  r = test::run_collplan("bound --K 13 --p 2 --format json");
+  CHECK(nlohmann::json::parse(r.output).at("search").at("searched_C2") == 3);
   r = test::run_collplan("search --op allgather --K 12 --p 2");
   CHECK(r.status == 0);
   CHECK(r.output.find("optimal: C1 and C2 meet their lower bounds") != std::string::npos);
@@ -256,6 +269,9 @@ TEST_CASE("cli: search writes a checked plan, reports plain collectives, refuses
            {"search --Kmax 8", "--Kmax and --pmax go together"},
            {"search --Kmin 9 --Kmax 8 --pmax 1", "--Kmin 9 .. --Kmax 8 is out of range"},
            {"search --op encode --K 6 --time-limit -1", "--time-limit"},
+           {"search --op encode --K 7 --p 1 --sizes 1,1", "--sizes gives 2 rounds"},
+           {"search --op encode --K 7 --p 1 --sizes 1,0,1", "round size 0 out of range"},
+           {"search --op encode --K 7 --p 1 --circulant", "--circulant asks one question and needs --sizes"},
            {"search --op encode --K 5 --p 1 --schedule /nonexistent-dir/x.json", "cannot write"}}) {
     INFO(args);
     r = test::run_collplan(args);
