@@ -41,7 +41,10 @@ def merge(out, inputs):
     with open(out, "w", encoding="utf-8") as f:
         f.write("// The relay-and-combine search table: `collplan search --write-table`, merged by\n"
                 "// scripts/search_table.py (docs/search.md).\n")
-        f.write(PREFIX + json.dumps(doc, indent=1, ensure_ascii=False) + SUFFIX + "\n")
+        # One line per (K, p): diffs of a re-run stay readable.
+        head = json.dumps({"solver": doc["solver"], "time_limit_s": doc["time_limit_s"]}, ensure_ascii=False)
+        lines = ",\n".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) for e in doc["entries"])
+        f.write(PREFIX + head[:-1] + ', "entries": [\n' + lines + "\n]}" + SUFFIX + "\n")
 
 
 def status(e):
