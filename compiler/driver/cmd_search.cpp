@@ -9,8 +9,9 @@
 //                       costed and the best compared with the closed-form C2
 //                       bound; equal means proven optimal.
 //   --Kmax/--pmax       the encode search over a grid, as a table (and a JSON
-//                       file with --write-table: the format of the table
-//                       collplan ships, gen/searched_table.inc).
+//                       file with --write-table, which scripts/search_table.py
+//                       merges into the table collplan ships,
+//                       gen/searched_table.inc).
 #include <fstream>
 #include <iostream>
 
@@ -56,24 +57,15 @@ std::string status_line(const search::SearchOutcome& o) {
 
 // The plan of an outcome for `spec`, through the default passes and the
 // checker; its algorithm name says where it came from.
-passes::CompileResult outcome_plan(const search::SearchOutcome& o, const Spec& spec) {
-  if (!o.schedule) {
-    passes::CompileOptions opt;
+passes::CompileResult outcome_plan(const std::optional<gen::RelaySchedule>& schedule, const Spec& spec) {
+  passes::CompileOptions opt;
+  if (!schedule) {
     opt.algorithm = "prepare-shoot";
     return passes::compile(spec, opt);
   }
-  passes::CompileResult r;
-  r.plan = gen::build_relay_plan(*o.schedule, spec);
-  r.plan.spec.algorithm = "searched";
-  passes::verify(r.plan);
-  r.generator_cost = passes::cost(r.plan);
-  for (const std::string& pass : passes::CompileOptions{}.passes) {
-    passes::run_pass(pass, r.plan);
-    passes::verify(r.plan);
-  }
-  r.verify = passes::verify(r.plan);
-  r.cost = passes::cost(r.plan);
-  return r;
+  ir::Plan plan = gen::build_relay_plan(*schedule, spec);
+  plan.spec.algorithm = "searched";
+  return passes::finish_plan(std::move(plan), "searched", opt);
 }
 
 int run_grid(const SearchFlags& f) {
@@ -91,25 +83,18 @@ int run_grid(const SearchFlags& f) {
       nlohmann::json j = search::outcome_json(o);
       j["status"] = status_line(o);
       table.push_back(j);
+      if (!f.table_out.empty()) {  // after every case: a long grid stopped early keeps what it found
+        std::ofstream out(f.table_out);
+        out << nlohmann::json{{"solver", search::solver_name()}, {"time_limit_s", f.time_limit}, {"entries", table}}
+                   .dump(1)
+            << "\n";
+        if (!out) user_error("search: cannot write '{}'", f.table_out);
+      }
       if (text)
         std::cout << fmt::format("{:>3} {:>2} {:>3} {:>7} {:>10} {:>9} {:>9} {:>8.2f}  {}\n", K, p, o.C1, o.lemma2,
                                  o.prepare_shoot, o.best, o.proven_bound, o.seconds, status_line(o))
                   << std::flush;
     }
-  if (!f.table_out.empty()) {
-    std::ofstream out(f.table_out);
-    if (!out) user_error("search: cannot write '{}'", f.table_out);
-    const std::string doc =
-        nlohmann::json{{"solver", search::solver_name()}, {"time_limit_s", f.time_limit}, {"entries", table}}.dump(1);
-    // FILE.inc: the form collplan ships (gen/searched_table.inc), the JSON
-    // inside a C++ raw string literal.
-    const bool inc = f.table_out.size() >= 4 && f.table_out.compare(f.table_out.size() - 4, 4, ".inc") == 0;
-    if (inc) out << "// The relay-and-combine search table: `collplan search --write-table` (docs/search.md).\nR\"json(";
-    out << doc;
-    if (inc) out << ")json\"";
-    out << "\n";
-    if (!out) user_error("search: writing '{}' failed", f.table_out);
-  }
   if (!text) std::cout << nlohmann::json{{"ok", true}, {"entries", table}}.dump(2) << "\n";
   return 0;
 }
@@ -138,7 +123,7 @@ int run_plain(const SearchFlags& f, const Spec& spec) {
   passes::CompileOptions opt;
   opt.algorithm = best->name;
   passes::CompileResult r = passes::compile(spec, opt);
-  const bool optimal = r.cost.lb_C2 != 0 && r.cost.C2 == r.cost.lb_C2 && r.cost.C1 == r.cost.lb_C1;
+  const bool optimal = r.cost.meets_bounds;
   if (!f.out.empty()) ir::write_binary(r.plan, f.out);
   if (!f.json_out.empty()) ir::write_json_file(r.plan, f.json_out, false, passes::cost_json(r.cost));
   if (f.format == "json") {
@@ -192,9 +177,7 @@ int run_one(const SearchFlags& f, const Spec& spec) {
     out << gen::relay_schedule_json(*a.schedule).dump() << "\n";
   }
   if (a.schedule && (!f.out.empty() || !f.json_out.empty())) {
-    search::SearchOutcome o;
-    o.schedule = a.schedule;
-    const passes::CompileResult r = outcome_plan(o, spec);
+    const passes::CompileResult r = outcome_plan(a.schedule, spec);
     if (!f.out.empty()) ir::write_binary(r.plan, f.out);
     if (!f.json_out.empty()) ir::write_json_file(r.plan, f.json_out, false, passes::cost_json(r.cost));
   }
@@ -231,9 +214,6 @@ int run_search(SearchFlags& f) {
   if (spec.op != OpKind::Encode) return run_plain(f, spec);
   if (spec.lambda != 1)
     user_error("search: encode is searched in synchronous rounds, lambda = 1 (got --lambda {})", spec.lambda);
-  if (spec.K > search::kMaxSearchRanks)
-    user_error("search: K = {} is out of range (valid: 2 <= K <= {}; the encoding grows as K^4)", spec.K,
-               search::kMaxSearchRanks);
   if (!f.sizes.empty()) return run_one(f, spec);
   if (f.circulant_only) user_error("search: --circulant asks one question and needs --sizes");
   search::SearchOptions opt;
@@ -242,7 +222,7 @@ int run_search(SearchFlags& f) {
   opt.dimacs_dir = f.dimacs_dir;
   opt.proof_dir = f.proof_dir;
   const search::SearchOutcome o = search::search_encode(spec.K, spec.p, opt);
-  const passes::CompileResult r = outcome_plan(o, spec);
+  const passes::CompileResult r = outcome_plan(o.schedule, spec);
   if (!f.out.empty()) ir::write_binary(r.plan, f.out);
   if (!f.json_out.empty()) ir::write_json_file(r.plan, f.json_out, false, passes::cost_json(r.cost));
   if (!f.schedule_out.empty()) {
@@ -305,7 +285,7 @@ void add_search_command(CLI::App& app, CommandList& cmds) {
   add_uint_option(c, "--Kmax", f->Kmax, "grid: search encode for K = --Kmin..--Kmax", "Kmin <= Kmax <= 32");
   add_uint_option(c, "--pmin", f->pmin, "grid: smallest p (default 1)", "1 <= pmin <= pmax");
   add_uint_option(c, "--pmax", f->pmax, "grid: and p = --pmin..--pmax", "pmin <= pmax <= 8");
-  c->add_option("--write-table", f->table_out, "grid: write the results as JSON (FILE.inc: inside a C++ raw string, as gen/searched_table.inc)");
+  c->add_option("--write-table", f->table_out, "grid: write the results as JSON (scripts/search_table.py merges such files into gen/searched_table.inc)");
   add_format_option(c, f->format);
   c->footer("Examples:\n"
             "  collplan search --op encode --K 10 --p 2 -o searched.cplan\n"

@@ -287,7 +287,8 @@ int cmd_bound(uint32_t K, uint32_t p, uint32_t lambda, bool as_json) {
     nlohmann::json j{{"K", K}, {"p", p}, {"lambda", lambda}, {"postal_steps", steps}, {"encode_C1", l1},
                      {"encode_C2", l2}, {"prepare_shoot", {{"C1", sh.C1()}, {"C2", sh.C2()}}}};
     j["search"] = se ? nlohmann::json{{"proven_bound", se->proven_bound}, {"searched_C2", se->searched},
-                                      {"optimal", se->optimal()}}
+                                      {"optimal", se->optimal()}, {"solver", se->solver}, {"calls", se->calls},
+                                      {"learned", se->learned}, {"seconds", se->seconds}}
                      : nlohmann::json(nullptr);
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -299,8 +300,9 @@ int cmd_bound(uint32_t K, uint32_t p, uint32_t lambda, bool as_json) {
   std::cout << fmt::format("prepare-and-shoot achieves C1 = {}, C2 = {} (paper schedule, lambda = 1)\n", sh.C1(), sh.C2());
   if (se)
     std::cout << fmt::format("search (docs/search.md): no relay-and-combine plan with C1 = {} has C2 < {}; searched "
-                             "reaches C2 = {}{}\n",
-                             se->C1, se->proven_bound, se->searched, se->optimal() ? " (optimal)" : "");
+                             "reaches C2 = {}{} ({}, {} calls, {} learned clauses, {:.2f} s)\n",
+                             se->C1, se->proven_bound, se->searched, se->optimal() ? " (optimal)" : "", se->solver,
+                             se->calls, se->learned, se->seconds);
   return 0;
 }
 

@@ -21,8 +21,8 @@ namespace collplan::gen {
 
 namespace {
 
-// The table as `collplan search --write-table FILE.inc` writes it: a JSON
-// document inside a C++ raw string literal.
+// The table as scripts/search_table.py merges it from `collplan search
+// --write-table` outputs: a JSON document inside a C++ raw string literal.
 const char* const kTable =
 #include "gen/searched_table.inc"
     ;

@@ -1,6 +1,6 @@
 // The `searched` generator and the table of search results collplan ships
-// (gen/searched_table.inc, written by `collplan search --Kmax … --pmax …
-// --write-table`; docs/search.md).
+// (gen/searched_table.inc: `collplan search --Kmax … --pmax … --write-table`
+// outputs merged by scripts/search_table.py; docs/search.md).
 //
 // For each (K, p) of the table: C1 (= ⌈log_{p+1} K⌉), Lemma 2, the C2 of
 // prepare-and-shoot after drop-zeros, the least C2 the search found among

@@ -110,7 +110,8 @@ CostReport cost(const ir::Plan& plan) {
   // Optimality: a plan meeting both bounds is optimal among every plan the
   // bounds cover (for encode: the universal ones); the search's bound
   // covers relay-and-combine plans with C1 at its bound.
-  if (c.lb_C2 && c.C1 == c.lb_C1 && c.C2 == c.lb_C2)
+  c.meets_bounds = c.lb_C2 && c.C1 == c.lb_C1 && c.C2 == c.lb_C2;
+  if (c.meets_bounds)
     c.optimality = spec.op == OpKind::Encode ? "optimal among universal plans (C1 and C2 meet their bounds)"
                                              : "optimal (C1 and C2 meet their bounds)";
   else if (c.lb_C2 && c.C2 < c.lb_C2)

@@ -83,6 +83,9 @@ struct CostReport {
   // (0 = no entry).
   uint64_t search_lb_C2 = 0;
   uint32_t search_C1 = 0;
+  // C1 and C2 equal lb_C1 and a non-zero lb_C2: optimal among every plan the
+  // bounds cover (for encode, the universal ones).
+  bool meets_bounds = false;
   // "" (no C2 bound) or whether the plan is proven optimal and among which
   // plans; printed by cost_text, "optimality" in cost_json.
   std::string optimality;

@@ -133,11 +133,19 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   // estimated size is over kMaxPlanElements (support/limits.h).
   if (g.estimate) check_plan_size(spec, g, g.estimate(spec, opt.cost_model));
 
-  CompileResult res;
-  const Postcondition pc = postcondition(spec);
   auto t0 = std::chrono::steady_clock::now();
-  res.plan = g.build(spec, opt.cost_model);
-  res.log.push_back(fmt::format("generate {:<14} {:8.3f} s", res.plan.spec.algorithm, seconds_since(t0)));
+  ir::Plan plan = g.build(spec, opt.cost_model);
+  const std::string line = fmt::format("generate {:<14} {:8.3f} s", plan.spec.algorithm, seconds_since(t0));
+  CompileResult res = finish_plan(std::move(plan), g.name, opt);
+  res.log.insert(res.log.begin(), line);
+  return res;
+}
+
+CompileResult finish_plan(ir::Plan plan, const std::string& made_by, const CompileOptions& opt) {
+  CompileResult res;
+  res.plan = std::move(plan);
+  const Spec& spec = res.plan.spec;
+  const Postcondition pc = postcondition(spec);
   auto checked = [&](const std::string& stage) {
     auto t1 = std::chrono::steady_clock::now();
     try {
@@ -150,7 +158,7 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
     }
     res.log.push_back(fmt::format("verify after {:<8} {:8.3f} s  ({})", stage, seconds_since(t1), res.verify.describe()));
   };
-  checked(g.name);
+  checked(made_by);
   res.generator_cost = cost(res.plan);
   for (const auto& name : opt.passes) {
     auto t1 = std::chrono::steady_clock::now();

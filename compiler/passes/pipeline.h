@@ -42,6 +42,11 @@ struct CompileResult {
 };
 
 CompileResult compile(const Spec& spec, const CompileOptions& opt);
+// The pipeline after the generator, for a plan built elsewhere (`collplan
+// search`'s schedules) or by compile(): verify, each pass of opt.passes,
+// verify, cost. A plan wrong at any stage is an InternalError naming the
+// stage (`made_by` for the plan as given).
+CompileResult finish_plan(ir::Plan plan, const std::string& made_by, const CompileOptions& opt);
 
 // Runs a named Plan → Plan pass (UserError listing names if unknown).
 void run_pass(const std::string& name, ir::Plan& plan);

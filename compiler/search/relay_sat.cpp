@@ -61,11 +61,7 @@ class Cnf {
   // At most `bound` of `xs` (Sinz's sequential counter).
   void at_most(const std::vector<int>& xs, uint32_t bound) {
     const size_t n = xs.size();
-    if (n <= bound) return;
-    if (bound == 0) {
-      for (int x : xs) add({-x});
-      return;
-    }
+    if (n <= bound) return;  // bound >= 1: sizes are checked first
     // s[i][j]: at least j+1 of xs[0..i] are true.
     std::vector<std::vector<int>> s(n, std::vector<int>(bound));
     for (size_t i = 0; i < n; ++i)
