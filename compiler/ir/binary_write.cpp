@@ -1,0 +1,277 @@
+// The .cplan encoder: the grammar of binary.h and docs/plan-format.md,
+// field by field in the same order as binary_read.cpp decodes it.
+#include <xxhash.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "ir/binary_format.h"
+
+namespace collplan::ir {
+
+using namespace format;
+
+namespace {
+
+void write_combo(Writer& w, const std::vector<Term>& terms, uint32_t eb) {
+  const uint64_t n = terms.size();
+  bool run = n >= 1, ones = true;
+  for (size_t i = 0; i < n; ++i) {
+    run = run && terms[i].slot == terms[0].slot + i && terms[0].slot + i >= terms[0].slot;  // no wrap-around
+    ones = ones && terms[i].coeff == 1;
+  }
+  // Sizes of the applicable encodings; the shortest wins, ties go to the
+  // lower tag, so the encoding is a function of the plan.
+  uint8_t best = kComboList;
+  uint64_t best_size = 5 + n * (4 + eb);
+  auto consider = [&](bool applies, uint8_t tag, uint64_t size) {
+    if (applies && size < best_size) {
+      best = tag;
+      best_size = size;
+    }
+  };
+  consider(run, kComboRun, 9 + n * eb);
+  consider(ones, kComboUnitList, 5 + 4 * n);
+  consider(ones && n == 1, kComboUnit, 5);
+  w.u8(best);
+  switch (best) {
+    case kComboRun:
+      w.u32(terms[0].slot);
+      w.u32(static_cast<uint32_t>(n));
+      for (const Term& t : terms) w.elem(t.coeff, eb);
+      break;
+    case kComboUnitList:
+      w.u32(static_cast<uint32_t>(n));
+      for (const Term& t : terms) w.u32(t.slot);
+      break;
+    case kComboUnit:
+      w.u32(terms[0].slot);
+      break;
+    default:
+      w.u32(static_cast<uint32_t>(n));
+      for (const Term& t : terms) {
+        w.u32(t.slot);
+        w.elem(t.coeff, eb);
+      }
+  }
+}
+
+void write_slots(Writer& w, const std::vector<SlotId>& slots) {
+  w.u32(static_cast<uint32_t>(slots.size()));
+  for (SlotId s : slots) w.u32(s);
+}
+
+void write_blob(std::vector<uint8_t>& out, const Program& prog, uint32_t eb) {
+  Writer w{out};
+  w.u32(prog.rank);
+  w.u32(prog.num_slots);
+  write_slots(w, prog.inputs);
+  write_slots(w, prog.outputs);
+  w.u32(static_cast<uint32_t>(prog.steps.size()));
+  for (const Step& st : prog.steps) {
+    w.u32(st.t);
+    w.u32(static_cast<uint32_t>(st.sends.size()));
+    w.u32(static_cast<uint32_t>(st.recvs.size()));
+    w.u32(static_cast<uint32_t>(st.ops.size()));
+    for (const Send& s : st.sends) {
+      w.u32(s.port);
+      w.u32(s.to);
+      w.u32(static_cast<uint32_t>(s.payload.size()));
+      for (const Combo& c : s.payload) write_combo(w, c.terms, eb);
+    }
+    for (const Recv& r : st.recvs) {
+      w.u32(r.port);
+      w.u32(r.from);
+      w.u32(r.sent_at);
+      write_slots(w, r.into);
+    }
+    for (const Op& o : st.ops) {
+      w.u8(o.matrix_col != kNoCol ? kOpHasCol : 0);
+      w.u32(o.dst);
+      if (o.matrix_col != kNoCol) w.u32(o.matrix_col);
+      write_combo(w, o.terms, eb);
+    }
+  }
+}
+
+void write_spec(Writer& w, const Spec& s, uint32_t num_steps) {
+  const uint32_t eb = s.field.elem_bytes();
+  w.u8(static_cast<uint8_t>(s.op));
+  w.u8(static_cast<uint8_t>(s.field.kind()));
+  w.u16(s.exclusive ? 1 : 0);  // spec flags
+  w.u32(s.K);
+  w.u32(s.p);
+  w.u32(s.lambda);
+  const bool bin = s.field.kind() == FieldKind::GF2m;
+  w.u32(bin ? s.field.m() : 0);
+  w.u32(bin ? s.field.poly() : 0);
+  w.u64(s.field.size());
+  w.str(s.algorithm, "algorithm name");
+  w.u32(s.blocks);
+  w.u32(s.root);
+  w.u32(s.N);
+  write_slots(w, s.counts);
+  const MatrixSpec& m = s.matrix;
+  w.str(m.family, "matrix family");
+  w.u32(m.rows);
+  w.u32(m.cols);
+  w.u64(m.seed);
+  w.u32(static_cast<uint32_t>(m.points.size()));
+  for (Elem e : m.points) w.elem(e, eb);
+  write_slots(w, m.perm);
+  w.u64(m.entries.size());
+  for (Elem e : m.entries) w.elem(e, eb);
+  w.str(m.source, "matrix source");
+  w.digest(m.digest);
+  w.u32(num_steps);
+}
+
+Digest digest_of(XXH128_hash_t h) {
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, h);
+  Digest d;
+  std::memcpy(d.bytes.data(), c.digest, 16);
+  return d;
+}
+
+}  // namespace
+
+namespace format {
+
+// XXH3-128 over [0, 16) and [32, head_end): everything of the preamble, the
+// header and the index except the hash field itself, with the single-rank
+// flag read as 0 — so a rank extracted from a plan file keeps the plan's
+// content hash (its identity). The rank-local flag is hashed as written: a
+// rank-local file's hash (of its header and its one index entry) is its own
+// and can never be taken for a whole plan's.
+Digest content_hash_of(const uint8_t* head, size_t head_end) {
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> st(XXH3_createState(), &XXH3_freeState);
+  COLLPLAN_ASSERT(st != nullptr, "XXH3_createState failed");
+  XXH3_128bits_reset(st.get());
+  uint8_t first[kHashOffset];
+  std::memcpy(first, head, kHashOffset);
+  first[kFlagsOffset] &= static_cast<uint8_t>(~kFlagSingleRank);
+  XXH3_128bits_update(st.get(), first, kHashOffset);
+  XXH3_128bits_update(st.get(), head + kHashOffset + 16, head_end - kHashOffset - 16);
+  return digest_of(XXH3_128bits_digest(st.get()));
+}
+
+}  // namespace format
+
+namespace {
+
+// Preamble + header + index, with the content hash filled in.
+std::vector<uint8_t> assemble_head(uint32_t flags, uint64_t file_size, uint32_t num_ranks,
+                                   const std::vector<uint8_t>& header, const std::vector<RankIndexEntry>& index) {
+  std::vector<uint8_t> head;
+  head.reserve(kPreambleSize + header.size() + kIndexEntrySize * index.size());
+  Writer w{head};
+  head.insert(head.end(), std::begin(kMagic), std::end(kMagic));
+  w.u32(kBinaryVersion);
+  w.u32(flags);
+  head.insert(head.end(), 16, 0);  // content hash, filled below
+  w.u64(file_size);
+  w.u32(static_cast<uint32_t>(header.size()));
+  w.u32(num_ranks);
+  head.insert(head.end(), header.begin(), header.end());
+  for (const RankIndexEntry& e : index) {
+    w.u64(e.offset);
+    w.u64(e.length);
+    w.u64(e.hash);
+  }
+  const Digest h = content_hash_of(head.data(), head.size());
+  std::copy(h.bytes.begin(), h.bytes.end(), head.begin() + kHashOffset);
+  return head;
+}
+
+// Builds preamble + header + index (with the content hash filled in) for
+// `plan`. Rank blobs are appended to *body when it is given; otherwise they
+// are encoded one at a time into a scratch buffer, hashed and dropped.
+std::vector<uint8_t> encode_head(const Plan& plan, std::vector<uint8_t>* body) {
+  const Spec& spec = plan.spec;
+  const uint32_t R = num_ranks(spec);  // N for decentralized-encode
+  COLLPLAN_ASSERT(plan.ranks.size() == R, fmt::format("plan has {} programs for {} ranks", plan.ranks.size(), R));
+  const uint32_t eb = spec.field.elem_bytes();
+
+  std::vector<uint8_t> header;
+  Writer hw{header};
+  write_spec(hw, spec, plan.num_steps);
+  COLLPLAN_ASSERT(header.size() <= UINT32_MAX, "plan header larger than 4 GiB");
+
+  const uint64_t head_size = kPreambleSize + header.size() + kIndexEntrySize * static_cast<uint64_t>(R);
+  std::vector<RankIndexEntry> index(R);
+  std::vector<uint8_t> scratch;
+  uint64_t offset = head_size;
+  for (uint32_t k = 0; k < R; ++k) {
+    const Program& prog = plan.ranks[k];
+    COLLPLAN_ASSERT(prog.rank == k, fmt::format("ranks[{}] holds the program of rank {}", k, prog.rank));
+    std::vector<uint8_t>& buf = body ? *body : scratch;
+    if (!body) scratch.clear();
+    const size_t start = body ? body->size() : 0;
+    write_blob(buf, prog, eb);
+    const uint64_t len = buf.size() - start;
+    index[k] = RankIndexEntry{offset, len, XXH3_64bits(buf.data() + start, len)};
+    offset += len;
+  }
+
+  return assemble_head(0, offset, R, header, index);
+}
+
+}  // namespace
+
+// A rank-local file (RankPlan): the spec header, one index entry and the
+// rank's blob, appended to the head.
+std::vector<uint8_t> format::encode_rank_local_image(const RankPlan& rp) {
+  const Spec& spec = rp.spec;
+  COLLPLAN_ASSERT(rp.program.rank < num_ranks(spec),
+                  fmt::format("rank-local program of rank {} for {} ranks", rp.program.rank, num_ranks(spec)));
+  std::vector<uint8_t> header;
+  Writer hw{header};
+  write_spec(hw, spec, rp.num_steps);
+  COLLPLAN_ASSERT(header.size() <= UINT32_MAX, "plan header larger than 4 GiB");
+  std::vector<uint8_t> blob;
+  write_blob(blob, rp.program, spec.field.elem_bytes());
+  const uint64_t head_size = kPreambleSize + header.size() + kIndexEntrySize;
+  const RankIndexEntry e{head_size, blob.size(), XXH3_64bits(blob.data(), blob.size())};
+  std::vector<uint8_t> out =
+      assemble_head(kFlagSingleRank | kFlagRankLocal, head_size + blob.size(), num_ranks(spec), header, {e});
+  out.insert(out.end(), blob.begin(), blob.end());
+  return out;
+}
+
+
+std::vector<uint8_t> encode_binary(const Plan& plan) {
+  std::vector<uint8_t> body;
+  std::vector<uint8_t> out = encode_head(plan, &body);
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+Digest plan_digest(const Plan& plan) {
+  std::vector<uint8_t> head = encode_head(plan, nullptr);
+  Digest d;
+  std::copy(head.begin() + kHashOffset, head.begin() + kHashOffset + 16, d.bytes.begin());
+  return d;
+}
+
+std::vector<uint8_t> encode_rank_local(const RankPlan& rp) { return encode_rank_local_image(rp); }
+
+void reseal_binary(std::vector<uint8_t>& file) {
+  if (file.size() < kPreambleSize) return;
+  const uint32_t header_size = get_u32(file.data() + 40);
+  const uint64_t entries = index_entries(get_u32(file.data() + kFlagsOffset) & kFlagRankLocal,
+                                         get_u32(file.data() + 44));
+  const uint64_t head_size = kPreambleSize + uint64_t{header_size} + kIndexEntrySize * entries;
+  if (head_size > file.size()) return;  // nothing to seal; the decoder reports the bad sizes
+  const uint64_t index_at = kPreambleSize + header_size;
+  for (uint64_t k = 0; k < entries; ++k) {
+    const size_t at = static_cast<size_t>(index_at + kIndexEntrySize * k);
+    const uint64_t off = get_u64(file.data() + at), len = get_u64(file.data() + at + 8);
+    if (off > file.size() || len > file.size() - off) continue;  // the decoder will report it
+    put_u64_at(file, at + 16, XXH3_64bits(file.data() + off, static_cast<size_t>(len)));
+  }
+  const Digest h = content_hash_of(file.data(), static_cast<size_t>(head_size));
+  std::copy(h.bytes.begin(), h.bytes.end(), file.begin() + kHashOffset);
+}
+
+}  // namespace collplan::ir
