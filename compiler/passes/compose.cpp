@@ -198,35 +198,38 @@ Plan compose_parallel(const Spec& whole, const std::vector<Plan>& parts,
   return out;
 }
 
-void scale_outputs(Plan& plan, const std::vector<Elem>& factors, const MatrixSpec* result) {
-  require_encode_plan(plan, "scale_outputs");
-  check_factors(plan, factors, "scale_outputs");
-  const Field& f = plan.spec.field;
+namespace {
+
+// The first half of both scalings: checks, then the plan's matrix becomes
+// `result` or diag-scaled A (by columns when `by_column`: A·diag(c), else by
+// rows: diag(c)·A).
+void scale_matrix(Plan& plan, const std::vector<Elem>& factors, const MatrixSpec* result, bool by_column,
+                  const char* what) {
+  require_encode_plan(plan, what);
+  check_factors(plan, factors, what);
   if (result) {
     plan.spec.matrix = *result;
-  } else {
-    Matrix a = materialize(plan.spec.matrix, f);
-    for (uint32_t i = 0; i < a.rows; ++i)
-      for (uint32_t j = 0; j < a.cols; ++j) a.at(i, j) = f.mul(a.at(i, j), factors[j]);
-    plan.spec.matrix = matrix_explicit(std::move(a), f);
+    return;
   }
+  const Field& f = plan.spec.field;
+  Matrix a = materialize(plan.spec.matrix, f);
+  for (uint32_t i = 0; i < a.rows; ++i)
+    for (uint32_t j = 0; j < a.cols; ++j) a.at(i, j) = f.mul(a.at(i, j), factors[by_column ? j : i]);
+  plan.spec.matrix = matrix_explicit(std::move(a), f);
+}
+
+}  // namespace
+
+void scale_outputs(Plan& plan, const std::vector<Elem>& factors, const MatrixSpec* result) {
+  scale_matrix(plan, factors, result, /*by_column=*/true, "scale_outputs");
   for (Program& prog : plan.ranks) append_output_scale(plan, prog, factors[prog.rank]);
   plan.spec.algorithm += "+scale-outputs";
   drop_matrix_cols(plan);
 }
 
 void scale_inputs(Plan& plan, const std::vector<Elem>& factors, const MatrixSpec* result) {
-  require_encode_plan(plan, "scale_inputs");
-  check_factors(plan, factors, "scale_inputs");
+  scale_matrix(plan, factors, result, /*by_column=*/false, "scale_inputs");
   const Field& f = plan.spec.field;
-  if (result) {
-    plan.spec.matrix = *result;
-  } else {
-    Matrix a = materialize(plan.spec.matrix, f);
-    for (uint32_t i = 0; i < a.rows; ++i)
-      for (uint32_t j = 0; j < a.cols; ++j) a.at(i, j) = f.mul(factors[i], a.at(i, j));
-    plan.spec.matrix = matrix_explicit(std::move(a), f);
-  }
 
   for (Program& prog : plan.ranks) {
     const Elem c = factors[prog.rank];
