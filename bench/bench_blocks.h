@@ -37,7 +37,7 @@ inline uint32_t model_blocks(const std::string& algorithm, uint32_t K, uint64_t 
                              uint32_t max_n = gen::kCirculantMaxAutoBlocks) {
   const gen::GeneratorInfo& g = gen::find_generator(algorithm);
   auto time = [&](uint32_t n) {
-    const gen::PostalSplitCost c = g.estimate(broadcast_spec(K, n), gen::CostModel{});
+    const gen::PostalSplitCost c = g.estimate(broadcast_spec(K, n), passes::CostModel{});
     return beta * c.C1 + tau * static_cast<double>(c.C2) * static_cast<double>((m + n - 1) / n);
   };
   uint32_t best = 1;

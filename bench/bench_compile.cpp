@@ -13,7 +13,7 @@
 
 #include "ir/binary.h"
 #include "matrix/matrix.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/recode.h"
 
 using namespace collplan;
@@ -37,9 +37,9 @@ int main() {
         auto t1 = Clock::now();
         tm.push_back(secs(t0, t1));
         const Spec s = make_encode_spec(K, p, 1, f, matrix_random(K, 1 + r, f));
-        passes::CompileOptions opt;
+        pipeline::CompileOptions opt;
         auto t2 = Clock::now();
-        auto res = passes::compile(s, opt);  // generator + verify + drop-zeros + verify
+        auto res = pipeline::compile(s, opt);  // generator + verify + drop-zeros + verify
         auto t3 = Clock::now();
         auto t4 = Clock::now();
         passes::verify(res.plan, {passes::VerifyMode::Randomized, 0, 77});  // a stand-alone `check`

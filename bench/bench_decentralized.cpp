@@ -5,7 +5,7 @@
 //   padded  one all-to-all encode among all N ranks (matrix padded to N×N).
 // Systematic random codes over GF(2^8), p = 2, N ∈ {16, 64, 256, 1024},
 // K/N ∈ {1/8, 1/4, 1/2, 3/4, 7/8}; then non-systematic codes, grouped
-// against padded. Every plan goes through passes::compile (generator,
+// against padded. Every plan goes through pipeline::compile (generator,
 // verification, drop-zeros, alloc-slots, verification), so the figures are
 // those of the delivered plans. Time = C1·beta + C2·len·tau with beta = 100,
 // tau = 1, len = 1 (start-up dominated) and beta = 1, tau = 1, len = 100
@@ -20,7 +20,7 @@
 
 #include "matrix/codes.h"
 #include "matrix/postcondition.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 
 using namespace collplan;
 
@@ -32,9 +32,9 @@ struct Row {
 };
 
 Row build(const Spec& s, const std::string& algorithm) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  const auto res = passes::compile(s, opt);
+  const auto res = pipeline::compile(s, opt);
   return {res.cost.C1, res.cost.C2};
 }
 
@@ -57,8 +57,8 @@ int main() {
       const Spec s = make_decentralized_spec(N, K, p, 1, f, code_matrix("random", N, K, true, N + K, f));
       const Row g = build(s, "decentralized-grid"), nv = build(s, "decentralized-naive"),
                 pd = build(s, "decentralized-padded");
-      passes::CompileOptions opt;
-      const std::string chosen = passes::compile(s, opt).plan.spec.algorithm;
+      pipeline::CompileOptions opt;
+      const std::string chosen = pipeline::compile(s, opt).plan.spec.algorithm;
       char a[24], b[24], c[24];
       std::snprintf(a, sizeof a, "%u/%llu", g.C1, static_cast<unsigned long long>(g.C2));
       std::snprintf(b, sizeof b, "%u/%llu", nv.C1, static_cast<unsigned long long>(nv.C2));
@@ -75,8 +75,8 @@ int main() {
       const uint32_t K = N / div;
       const Spec s = make_decentralized_spec(N, K, p, 1, f, code_matrix("random", N, K, false, N * K, f));
       const Row g = build(s, "decentralized-grouped"), pd = build(s, "decentralized-padded");
-      passes::CompileOptions opt;
-      const std::string chosen = passes::compile(s, opt).plan.spec.algorithm;
+      pipeline::CompileOptions opt;
+      const std::string chosen = pipeline::compile(s, opt).plan.spec.algorithm;
       char a[24], c[24];
       std::snprintf(a, sizeof a, "%u/%llu", g.C1, static_cast<unsigned long long>(g.C2));
       std::snprintf(c, sizeof c, "%u/%llu", pd.C1, static_cast<unsigned long long>(pd.C2));
@@ -93,10 +93,10 @@ int main() {
       if (uint64_t{K} * n * (N - K) * n > kMaxPostconditionEntries) continue;  // the checker's dense map
       Spec s = make_decentralized_spec(N, K, 1, 1, f, code_matrix("random", N, K, true, N * K + 1, f));
       s.blocks = n;
-      passes::CompileOptions opt;
+      pipeline::CompileOptions opt;
       opt.algorithm = "decentralized-grid";
-      opt.cost_model = gen::CostModel{1000.0, 1.0, m / n};
-      const auto res = passes::compile(s, opt);
+      opt.cost_model = passes::CostModel{1000.0, 1.0, m / n};
+      const auto res = pipeline::compile(s, opt);
       const double t = opt.cost_model.time(res.cost.C1, res.cost.C2);
       if (n == 1) base = t;
       const std::string& alg = res.plan.spec.algorithm;

@@ -37,7 +37,7 @@
 #include "backend/emit_cpp.h"
 #include "host_tools.h"
 #include "matrix/matrix.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "runtime/gf/gf_kernels.h"
 #include "runtime/transport/threads.h"
 
@@ -68,9 +68,9 @@ const std::vector<std::pair<std::string, std::string>> kBuilds = {{"native", "-O
                                                                    {"portable", "-O2"}};
 
 ir::Plan encode_plan(uint32_t K, const Field& f) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = "prepare-shoot";
-  return passes::compile(make_encode_spec(K, 2, 1, f, matrix_random(K, 42, f)), opt).plan;
+  return pipeline::compile(make_encode_spec(K, 2, 1, f, matrix_random(K, 42, f)), opt).plan;
 }
 
 void emit_section(const fs::path& root) {

@@ -53,7 +53,7 @@
 #include "bench_blocks.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "runtime/gf/gf_kernels.h"
 #include "runtime/transport/mpi.h"
 
@@ -205,7 +205,7 @@ void bench_encode(size_t len, int reps, double alpha, double beta) {
   const uint32_t K = static_cast<uint32_t>(g_size);
   const Field f = Field::gf256();
   const Spec spec = make_encode_spec(K, 1, 1, f, matrix_random(K, 42, f));
-  const auto res = passes::compile(spec, passes::CompileOptions{});
+  const auto res = pipeline::compile(spec, pipeline::CompileOptions{});
   const ir::Plan& plan = res.plan;
   const Matrix A = materialize(spec.matrix, f);
 
@@ -273,9 +273,9 @@ struct PlanRun {
 // replays it from run.in to run.out (sized here; the caller fills run.in).
 PlanRun& add_plan(std::vector<Method>& ms, std::vector<std::unique_ptr<PlanRun>>& runs, const std::string& name,
                   const Spec& spec, const std::string& algorithm, size_t count) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  const auto res = passes::compile(spec, opt);
+  const auto res = pipeline::compile(spec, opt);
   runs.push_back(std::make_unique<PlanRun>());
   PlanRun* r = runs.back().get();
   r->coll = std::make_unique<mpi::Collective>(res.plan, MPI_COMM_WORLD);

@@ -13,13 +13,13 @@
 #include "gen/prepare_shoot.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 
 using namespace collplan;
 
 int main() {
   const uint32_t p = 2;
-  for (const gen::CostModel cm : {gen::CostModel{1.0, 1.0, 1}, gen::CostModel{100.0, 1.0, 1}}) {
+  for (const passes::CostModel cm : {passes::CostModel{1.0, 1.0, 1}, passes::CostModel{100.0, 1.0, 1}}) {
     std::printf("\nencode, p = %u, cost model beta = %.0f, tau = %.0f, len = %llu\n", p, cm.beta, cm.tau,
                 static_cast<unsigned long long>(cm.len));
     std::printf("%5s %3s %6s | %14s %7s | %18s %7s | %14s %7s | %7s %9s\n", "K", "lam", "bound", "allgather C1/C2",
@@ -37,9 +37,9 @@ int main() {
         const double best = std::min(t_ag, t_sp);
         std::string verified = "-";
         if (K <= 256) {
-          passes::CompileOptions opt;
+          pipeline::CompileOptions opt;
           opt.cost_model = cm;
-          const auto res = passes::compile(make_encode_spec(K, p, lambda, Field::gf256(), matrix_random(K, lambda, Field::gf256())), opt);
+          const auto res = pipeline::compile(make_encode_spec(K, p, lambda, Field::gf256(), matrix_random(K, lambda, Field::gf256())), opt);
           verified = "C1=" + std::to_string(res.cost.C1);
         }
         char a[32], b[32], c[32];

@@ -5,7 +5,7 @@
 //   bench_sim [--max-k K] [--smpi-timeout SECONDS] [--only GROUP[,GROUP...]]
 //   GROUP: encode, bcast, allgather, allreduce, reduce-scatter (default: all)
 //
-// encode (GF(2^8), a random K×K matrix): the compiled plan (passes::compile,
+// encode (GF(2^8), a random K×K matrix): the compiled plan (pipeline::compile,
 //   `auto`: prepare-and-shoot) replayed by the S4U replay, against
 //     rs   SMPI: local products, MPI_Reduce_scatter_block(MPI_BXOR)
 //     a2a  SMPI: local products, MPI_Alltoall, XOR of the K blocks
@@ -33,7 +33,7 @@
 //   dissemination-reduce-scatter vs SMPI's
 //   MPI_Reduce_scatter_block(MPI_BXOR).
 //   These six plans are built straight from their generators, not by
-//   passes::compile: at K = 1024 the dense postcondition of an allgather or
+//   pipeline::compile: at K = 1024 the dense postcondition of an allgather or
 //   reduce-scatter (K³ entries) is over the checker's limit, so compile
 //   refuses them. The plan of each generator at K = 64 is verified exactly
 //   (passes::verify, VerifyMode::Exact) before it is simulated; the larger
@@ -75,7 +75,7 @@
 
 #include "bench_blocks.h"
 #include "matrix/matrix.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
 #include "runtime/sim/sim_replay.h"
 
@@ -168,7 +168,7 @@ void bench_encode(const sim::Platform& pf, const std::vector<size_t>& lens) {
   const uint32_t K = pf.hosts;
   const Field f = Field::gf256();
   const Spec spec = make_encode_spec(K, 1, 1, f, matrix_random(K, 42, f));
-  const auto res = passes::compile(spec, passes::CompileOptions{});
+  const auto res = pipeline::compile(spec, pipeline::CompileOptions{});
   const ir::Plan pw = pairwise_plan(spec, materialize(spec.matrix, f));
   if (K <= 64) passes::verify(pw);  // the modeled baseline computes the same encode
   for (size_t len : lens) {
@@ -192,16 +192,16 @@ void bench_encode(const sim::Platform& pf, const std::vector<size_t>& lens) {
 struct BcastPlan {
   std::string algorithm;
   uint32_t blocks;
-  passes::CompileResult res;
+  pipeline::CompileResult res;
   double time(size_t len, const sim::Platform& pf) const {
     return sim::simulate(res.plan, (len + blocks - 1) / blocks, pf).time;
   }
 };
 
 BcastPlan bcast_plan(const std::string& algorithm, uint32_t K, uint32_t blocks) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  return {algorithm, blocks, passes::compile(bench::broadcast_spec(K, blocks), opt)};
+  return {algorithm, blocks, pipeline::compile(bench::broadcast_spec(K, blocks), opt)};
 }
 
 void bench_bcast(const sim::Platform& pf, const std::vector<size_t>& lens) {
@@ -231,7 +231,7 @@ void bench_bcast(const sim::Platform& pf, const std::vector<size_t>& lens) {
 
 
 // Allgather, reduce-scatter and allreduce plans come straight from their
-// generator (gen::find_generator(name).build): passes::compile verifies
+// generator (gen::find_generator(name).build): pipeline::compile verifies
 // every plan exactly, and at K = 1024 the dense postcondition of an
 // allgather or reduce-scatter (K³ entries) is over the checker's limit. The
 // plan benchmarked at K = 64 is verified exactly instead (a proof for that
@@ -248,7 +248,7 @@ GenPlan gen_plan(const std::string& algorithm, OpKind op, uint32_t K, uint32_t b
   s.K = K;
   s.field = Field::gf256();
   s.blocks = blocks;
-  GenPlan g{algorithm, gen::find_generator(algorithm).build(s, gen::CostModel{}), {}};
+  GenPlan g{algorithm, gen::find_generator(algorithm).build(s, passes::CostModel{}), {}};
   if (K == 64) passes::verify(g.plan, passes::VerifyOptions{passes::VerifyMode::Exact, 0, 1});
   g.cost = passes::cost(g.plan);
   return g;

@@ -17,7 +17,7 @@
 #include "gen/vandermonde_plans.h"
 #include "matrix/matrix.h"
 #include "matrix/structured.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 
 using namespace collplan;
 using Clock = std::chrono::steady_clock;
@@ -31,10 +31,10 @@ struct Run {
 };
 
 Run compile(const Spec& s, const std::string& algorithm) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
   const auto t0 = Clock::now();
-  const auto res = passes::compile(s, opt);
+  const auto res = pipeline::compile(s, opt);
   return {res.cost, std::chrono::duration<double>(Clock::now() - t0).count(), res.plan.spec.algorithm};
 }
 

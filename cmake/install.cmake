@@ -1,7 +1,9 @@
 # The installable CMake package: find_package(collplan) then gives
 #   collplan::collplan, collplan::embedded   (collplanTargets)
 #   collplan::runtime, collplan::tcp         (collplanRuntimeTargets) and their
-#     dependencies collplan::compiler, collplan::field, collplan::gf
+#     dependencies collplan::ir, collplan::field, collplan::gf, collplan::support
+#   collplan::compiler (every compiler layer), collplan::user_op
+#                                            (collplanCompilerTargets)
 #   collplan::mpi                            (collplanMpiTargets, when built)
 # and collplan_add_plan() (cmake/collplanConfig.cmake.in,
 # cmake/collplanFunctions.cmake).
@@ -23,22 +25,31 @@ install(FILES templates/rank.template.cpp templates/dispatch.template.h template
   DESTINATION ${COLLPLAN_INSTALL_TEMPLATES})
 install(EXPORT collplanTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})
 
-# The runtime: the plan reader and what it needs from compiler/ (installed
-# whole rather than carved out: the engine uses the slot layout and the
-# replay the postconditions, and the same library compiles, checks and
-# re-codes plans), the GF kernels, the engine with the threads transport and
-# the C API, and the TCP transport. Static libraries by default; their
-# private dependencies (ISA-L, xxHash) are found again by the config file.
-install(TARGETS collplan_field collplan_compiler collplan_gf collplan_runtime collplan_tcp
+# The runtime (collplan::runtime, collplan::tcp): the plan IR and the field
+# it names, the GF kernels, the engine with the threads transport and the C
+# API, and the TCP transport. Nothing of the compiler above the IR: an
+# application that replays plans links no generator, matrix or checker.
+# Static libraries by default; their private dependencies (ISA-L, xxHash)
+# are found again by the config file.
+install(TARGETS collplan_support collplan_field collplan_ir collplan_gf collplan_runtime collplan_tcp
   EXPORT collplanRuntimeTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT collplanRuntimeTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})
-foreach(dir field ir matrix passes gen support)
+# The compiler's layers (collplan::compiler is all of them) and the
+# user-operator replay, which proves operand order with the checker.
+install(TARGETS collplan_matrix collplan_json collplan_passes collplan_gen collplan_pipeline collplan_backend
+  collplan_compiler collplan_user_op
+  EXPORT collplanCompilerTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT collplanCompilerTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})
+foreach(dir support field ir matrix json passes gen pipeline backend)
   install(DIRECTORY compiler/${dir} DESTINATION ${COLLPLAN_INSTALL_INCLUDE} FILES_MATCHING PATTERN "*.h")
 endforeach()
-install(FILES runtime/engine.h runtime/replay.h runtime/trace.h runtime/transport.h runtime/user_op.h
+install(FILES runtime/engine.h runtime/trace.h runtime/transport.h runtime/user_op.h
   DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime)
 install(FILES runtime/transport/threads.h runtime/transport/tcp.h
   DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime/transport)

@@ -66,7 +66,7 @@ void check_image(const uint8_t* data, size_t size) {
   std::optional<ir::Plan> plan;
   if (clean([&] { plan = ir::decode_binary(data, size); })) {
     COLLPLAN_FUZZ_REQUIRE(plan->ranks.size() == num_ranks(plan->spec));
-    if (clean([&] { passes::verify_structure(*plan); })) clean([&] { passes::verify(*plan); });
+    if (clean([&] { ir::verify_structure(*plan); })) clean([&] { passes::verify(*plan); });
     std::vector<uint8_t> again;
     COLLPLAN_FUZZ_REQUIRE(clean([&] { again = ir::encode_binary(*plan); }));
     std::optional<ir::Plan> back;

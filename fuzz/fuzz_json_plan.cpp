@@ -10,7 +10,7 @@
 
 #include "fuzz_util.h"
 #include "ir/binary.h"
-#include "ir/json.h"
+#include "json/json.h"
 #include "passes/verify.h"
 
 using namespace collplan;
@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<ir::Plan> plan;
   if (!clean([&] { plan = ir::read_json(reinterpret_cast<const char*>(data), size, "fuzz.json"); })) return 0;
   COLLPLAN_FUZZ_REQUIRE(plan->ranks.size() == num_ranks(plan->spec));
-  if (clean([&] { passes::verify_structure(*plan); })) clean([&] { passes::verify(*plan); });
+  if (clean([&] { ir::verify_structure(*plan); })) clean([&] { passes::verify(*plan); });
 
   // Export -> import is lossless (json.h).
   std::optional<ir::Plan> back;

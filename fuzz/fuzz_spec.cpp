@@ -1,6 +1,7 @@
-// Harness: the spec-file reader of the driver, as `collplan compile --spec`
-// uses it: the input is written to a memfd, apply_spec_file fills SpecFlags
-// from it (no flag given on the command line), build_spec validates it and
+// Harness: the spec-file reader (pipeline/spec_flags.h), as `collplan
+// compile --spec` uses it: the input is written to a memfd,
+// apply_spec_file fills SpecFlags from it (no flag given on the command
+// line), build_spec validates it and
 // builds the matrix. When build_spec accepts, the spec's matrix must rebuild
 // from its parameters with the same digest, its postcondition must build,
 // and an (empty) plan of it must survive the binary codec.
@@ -18,13 +19,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "driver/cli.h"
 #include "fuzz_util.h"
 #include "ir/binary.h"
 #include "matrix/matrix.h"
 #include "matrix/postcondition.h"
+#include "pipeline/spec_flags.h"
 
 using namespace collplan;
 using collplan::fuzz::clean;
@@ -41,29 +40,18 @@ const std::string& as_file(const uint8_t* data, size_t size) {
   return path;
 }
 
-struct Driver {
-  CLI::App app{"collplan"};
-  CLI::App* compile = nullptr;
-  cli::SpecFlags sf;
-  Driver() {
-    compile = app.add_subcommand("compile");
-    cli::add_spec_flags(compile, sf);
-    app.parse(std::vector<std::string>{"compile"});  // no flags given: the file decides everything
-  }
-};
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static Driver d;
-  d.sf = cli::SpecFlags{};
-  d.sf.spec_file = as_file(data, size);
-  if (!clean([&] { cli::apply_spec_file(d.sf, *d.compile); })) return 0;
-  if (d.sf.K > kMaxFuzzRanks || d.sf.N > kMaxFuzzRanks) return 0;
-  d.sf.matrix_file.clear();
-  d.sf.generator_file.clear();
+  // No flag given on the command line: the file decides everything.
+  pipeline::SpecFlags sf;
+  sf.spec_file = as_file(data, size);
+  if (!clean([&] { pipeline::apply_spec_file(sf); })) return 0;
+  if (sf.K > kMaxFuzzRanks || sf.N > kMaxFuzzRanks) return 0;
+  sf.matrix_file.clear();
+  sf.generator_file.clear();
   std::optional<Spec> s;
-  if (!clean([&] { s = cli::build_spec(d.sf); })) return 0;
+  if (!clean([&] { s = pipeline::build_spec(sf); })) return 0;
 
   COLLPLAN_FUZZ_REQUIRE(clean([&] { validate_spec_basics(*s); }));
   if (s->op == OpKind::Encode || s->op == OpKind::DecentralizedEncode) {

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "passes/slot_layout.h"
+#include "ir/slot_layout.h"
 #include "runtime/gf/gf_kernels.h"
 
 namespace collplan::rt {
@@ -799,7 +799,7 @@ Engine::Engine(const Spec& spec, uint32_t num_steps, const ir::Program& prog, En
   if (m.rank >= m.K) user_error("rank {} is not in a plan of {} ranks", m.rank, m.K);
   m.validate(prog);
   if (opt.zero_copy)
-    m.compile(passes::relabel(prog, passes::slot_layout(prog)));
+    m.compile(ir::relabel(prog, ir::slot_layout(prog)));
   else
     m.compile(prog);
 }

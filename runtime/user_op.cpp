@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "passes/simulate.h"
+#include "ir/simulate.h"
 #include "passes/verify.h"
 #include "passes/verify_order.h"
 #include "runtime/engine.h"
@@ -326,7 +326,7 @@ void run_user_op_threads(const Plan& plan, const UserOp& op, size_t count,
   if (opt.verify)
     passes::verify_order(plan);  // includes verify_structure
   else
-    passes::verify_structure(plan);
+    ir::verify_structure(plan);
 
   const uint32_t K = static_cast<uint32_t>(plan.ranks.size());
   if (inputs.size() != K || outputs.size() != K)
@@ -346,7 +346,7 @@ void run_user_op_threads(const Plan& plan, const UserOp& op, size_t count,
   }
 
   NoValueDomain nv{plan, std::vector<std::vector<uint8_t>>(K)};
-  passes::simulate(plan, nv);
+  ir::simulate(plan, nv);
 
   // Everything that allocates happens here, before any rank starts.
   std::vector<std::unique_ptr<RankProgram>> progs;

@@ -9,7 +9,7 @@
 
 #include "backend/embedded_files.h"
 #include "ir/binary.h"
-#include "passes/slot_layout.h"
+#include "ir/slot_layout.h"
 #include "support/error.h"
 
 namespace collplan::backend {
@@ -362,7 +362,7 @@ std::vector<EmittedFile> emit_cpp(const PlanPrograms& plan, const EmitCppOptions
   for (uint32_t r : emitted) {
     // The engine's slot layout: messages land in (and leave from) adjacent
     // rows, so they are received in place instead of copied to their slots.
-    const ir::Program prog = passes::relabel(*plan.ranks[r], passes::slot_layout(*plan.ranks[r]));
+    const ir::Program prog = ir::relabel(*plan.ranks[r], ir::slot_layout(*plan.ranks[r]));
     inputs.push_back(static_cast<uint32_t>(prog.inputs.size()));
     outputs.push_back(static_cast<uint32_t>(prog.outputs.size()));
     RankEmitter em(plan, prog, opt.comments);

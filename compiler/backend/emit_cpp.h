@@ -41,7 +41,7 @@
 // is also one of its sources (other than `dst := dst + …`) is `r.update`:
 // computed in place when the kernel reads every source of a block before
 // storing it, else in a staging row and copied. Slots are first renamed by
-// the engine's layout (passes/slot_layout.h), so multi-row messages land in
+// the engine's layout (ir/slot_layout.h), so multi-row messages land in
 // adjacent rows and are received in place.
 //
 // Limits: the source is linear in the rank's term count (about 10 bytes per

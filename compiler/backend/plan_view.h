@@ -82,7 +82,7 @@ struct StepSummary {
 
 class PlanView {
  public:
-  // The plan's structure must be verified (passes::verify_structure; `collplan
+  // The plan's structure must be verified (ir::verify_structure; `collplan
   // show` checks it before drawing): every receive has its send. The view
   // keeps pointers into the plan, so the plan must outlive it.
   explicit PlanView(const ir::Plan& plan);

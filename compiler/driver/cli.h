@@ -22,10 +22,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "gen/postal_encode.h"
 #include "ir/plan.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
+#include "pipeline/spec_flags.h"
 
 namespace collplan::cli {
 
@@ -67,84 +67,27 @@ void add_show_picture_options(CLI::App* show, ShowPictureOptions& o);
 // --rank) is refused with a pointer to --ranks.
 int cmd_show_pictures(const std::string& path, std::optional<uint32_t> rank, const ShowPictureOptions& o);
 
-// ---- spec from flags or a spec file ----------------------------------------
+// ---- spec from flags or a spec file (pipeline/spec_flags.h) ------------------
 
-struct SpecFlags {
-  std::string spec_file;
-  std::string op = "encode";
-  uint32_t K = 0, p = 1, lambda = 1;
-  std::string field = "gf256";
-  std::string matrix = "random";
-  uint64_t seed = 1;
-  std::string points, perm, matrix_file;
-  uint32_t radix = 0;  // structured families: 0 = collplan chooses
-  std::string phi;     // draw-loose: coset exponents
-  uint32_t root = 0, blocks = 1;
-  bool blocks_auto = false;  // --blocks auto: compile picks n (broadcast; gen/circulant_plans.h)
-  std::string counts;
-  bool exclusive = false;
-  // decentralized-encode
-  uint32_t N = 0;
-  std::string code = "random";   // rs | lagrange | random (or generator_file)
-  std::string generator_file;    // A (K x (N-K)) or G (K x N) from a file
-  bool systematic = true;
-
-  // A matrix given by its entries in a spec file (a plan's own spec object,
-  // docs/spec-files.md): encode's "explicit" family, or decentralized-encode's
-  // code matrix (A or G, its shape says which).
-  std::optional<MatrixSpec> matrix_object;
-  // The compile options a spec file may set (apply_spec_file fills them only
-  // when the command line does not give them; apply_compile_options hands
-  // them to `compile`).
-  std::optional<std::string> algorithm, passes;
-  std::optional<double> beta, tau;
-  std::optional<uint64_t> cost_len;
-  // Where the values came from, for "is this option used?" (docs/spec-files.md,
-  // "Options an operation does not use"): the flags given on the command line
-  // and the spec-file keys taken (both recorded by apply_spec_file).
-  std::set<std::string> on_command_line;
-  std::set<std::string> from_file;
-};
-
-// The --matrix names build_matrix accepts (also the flag's help text).
-inline constexpr const char* kMatrixChoices =
-    "random | vandermonde | identity | permutation | file | dft | inverse-dft | draw-loose | inverse-draw-loose | "
-    "lagrange | cauchy | rs-systematic";
-
-// A comma-separated list of non-negative integers; UserError naming --`what`.
-std::vector<uint64_t> parse_list(const std::string& text, const char* what);
-// The K×K matrix the flags describe (--matrix and its parameters).
-MatrixSpec build_matrix(const SpecFlags& sf, uint32_t K, const Field& f);
-// Fills the flags the user did not give on the command line `app` from the
-// JSON spec file sf.spec_file (docs/spec-files.md): a flat spec object, a
-// plan's own "spec" object, or a JSON plan file (its "spec" is taken). With
-// no spec file it only records `app` (which flags were given). UserError
-// naming the file and key on a bad value or an unknown key.
+using pipeline::apply_compile_options;
+using pipeline::build_matrix;
+using pipeline::build_spec;
+using pipeline::kMatrixChoices;
+using pipeline::parse_list;
+using pipeline::resolve_auto_blocks;
+using pipeline::SpecFlags;
+// Records which spec flags `app` was given (SpecFlags::on_command_line), then
+// reads the spec file, if any (pipeline::apply_spec_file).
 void apply_spec_file(SpecFlags& sf, const CLI::App& app);
-// The compile options a spec file set (algorithm, passes, beta, tau,
-// cost_len) into the variables of `compile`; the command line's own
-// values were kept by apply_spec_file.
-void apply_compile_options(const SpecFlags& sf, std::string& algorithm, std::string& passes_csv, gen::CostModel& cm);
-// The validated spec the flags describe. With --blocks auto, blocks = 1
-// until resolve_auto_blocks() picks n. An option the operation or matrix
-// family does not use is refused (UserError naming it and who uses it) when
-// it was given on the command line or holds a value other than its default.
-// `max_ranks`: kMaxPlanRanks, or kMaxRankLocalRanks for `compile --rank`.
 // `--passes`: the comma-separated names in order; "none" or "" is no pass.
 std::vector<std::string> pass_list(const std::string& csv);
-Spec build_spec(const SpecFlags& sf, uint32_t max_ranks = kMaxPlanRanks);
-// --blocks auto (broadcast and reduce; decentralized-encode through
-// gen::decentralized_auto_blocks): n minimising the circulant broadcast's
-// modeled time for a message of cm.len elements; cm.len becomes the block
-// length ⌈len/n⌉, the unit every generator's cost is then compared in.
-// Returns the note for the plan's algorithm name. UserError for other ops.
-std::string resolve_auto_blocks(Spec& spec, gen::CostModel& cm);
+
 // `compile --explain`: every generator of the operation with its
 // applicability, estimated C1, C2 and modeled time, and why the winner won.
-void explain_choice(const Spec& spec, const std::string& algorithm, const gen::CostModel& m);
+void explain_choice(const Spec& spec, const std::string& algorithm, const passes::CostModel& m);
 // The same as JSON (docs/cli.md, "compile --format json"): figures that do
 // not apply are null.
-nlohmann::json explain_json(const Spec& spec, const std::string& algorithm, const gen::CostModel& m);
+nlohmann::json explain_json(const Spec& spec, const std::string& algorithm, const passes::CostModel& m);
 
 // ---- output format and errors (docs/cli.md) -----------------------------------
 
@@ -163,7 +106,7 @@ struct RankCompileArgs {
   std::string algorithm = "auto", passes_csv, out, json_out;
   bool passes_given = false;  // --passes on the command line (else: the per-rank part of the default)
   bool quiet = false, explain = false;
-  gen::CostModel cost;
+  passes::CostModel cost;
 };
 int cmd_compile_rank(const RankCompileArgs& a);
 
@@ -213,6 +156,6 @@ int check_single_rank(const std::string& path, bool json);
 
 // The cost report as text; `before` (optional) is the generator's own cost,
 // printed when the passes changed C2.
-void print_cost(const passes::CostReport& c, const gen::CostModel& m, const passes::CostReport* before);
+void print_cost(const passes::CostReport& c, const passes::CostModel& m, const passes::CostReport* before);
 
 }  // namespace collplan::cli

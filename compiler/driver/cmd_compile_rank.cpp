@@ -18,7 +18,7 @@
 #include "gen/registry.h"
 #include "ir/binary.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
 #include "support/error.h"
 
@@ -28,7 +28,7 @@ namespace {
 
 // The generator --algorithm names, or `auto` picks, when it can build one
 // rank alone; UserError naming the generators that can otherwise.
-const gen::GeneratorInfo& rank_generator(const Spec& spec, const std::string& algorithm, const gen::CostModel& m) {
+const gen::GeneratorInfo& rank_generator(const Spec& spec, const std::string& algorithm, const passes::CostModel& m) {
   const std::string can = gen::rank_local_generator_names();
   if (algorithm != "auto") {
     const gen::GeneratorInfo& g = gen::find_generator(algorithm);
@@ -68,7 +68,7 @@ int cmd_compile_rank(const RankCompileArgs& a) {
   Spec spec = build_spec(a.sf, kMaxRankLocalRanks);
   if (a.rank >= spec.K)
     user_error("--rank {} is not a processor of this spec (K = {}, valid ranks 0..{})", a.rank, spec.K, spec.K - 1);
-  gen::CostModel m = a.cost;
+  passes::CostModel m = a.cost;
   const std::string blocks_note = a.sf.blocks_auto ? resolve_auto_blocks(spec, m) : std::string();
   if (a.explain && spec.K > kMaxPlanRanks)
     user_error("--explain compares generators that build whole plans, which K = {} exceeds (at most {})", spec.K,
@@ -83,13 +83,13 @@ int cmd_compile_rank(const RankCompileArgs& a) {
   std::vector<std::string> passes = pass_list(a.passes_csv);
   std::vector<std::string> log;
   if (!a.passes_given) {
-    const std::vector<std::string> kept = passes::per_rank_passes(passes);
+    const std::vector<std::string> kept = pipeline::per_rank_passes(passes);
     for (const auto& p : passes)
       if (std::find(kept.begin(), kept.end(), p) == kept.end())
         log.push_back(fmt::format("pass {:<18} skipped: it needs every rank", p));
     passes = kept;
   } else {
-    for (const auto& p : passes) passes::check_rank_pass_name(p);
+    for (const auto& p : passes) pipeline::check_rank_pass_name(p);
   }
 
   auto t0 = std::chrono::steady_clock::now();
@@ -109,7 +109,7 @@ int cmd_compile_rank(const RankCompileArgs& a) {
   checked(g.name);
   for (const auto& name : passes) {
     auto t1 = std::chrono::steady_clock::now();
-    passes::run_rank_pass(name, rp.program);
+    pipeline::run_rank_pass(name, rp.program);
     log.push_back(fmt::format("pass {:<18} {:9.3f} ms", name, ms_since(t1)));
     checked(name);
   }

@@ -31,7 +31,7 @@
 #include "passes/verify.h"
 #include "ir/binary.h"
 #include "runtime/engine.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "runtime/trace.h"
 #include "runtime/transport/tcp.h"
 #include "support/error.h"

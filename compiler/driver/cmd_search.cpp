@@ -22,8 +22,8 @@
 #include "gen/registry.h"
 #include "gen/relay.h"
 #include "ir/binary.h"
-#include "ir/json.h"
-#include "passes/pipeline.h"
+#include "json/json.h"
+#include "pipeline/pipeline.h"
 #include "search/search.h"
 #include "support/error.h"
 
@@ -57,15 +57,15 @@ std::string status_line(const search::SearchOutcome& o) {
 
 // The plan of an outcome for `spec`, through the default passes and the
 // checker; its algorithm name says where it came from.
-passes::CompileResult outcome_plan(const std::optional<gen::RelaySchedule>& schedule, const Spec& spec) {
-  passes::CompileOptions opt;
+pipeline::CompileResult outcome_plan(const std::optional<gen::RelaySchedule>& schedule, const Spec& spec) {
+  pipeline::CompileOptions opt;
   if (!schedule) {
     opt.algorithm = "prepare-shoot";
-    return passes::compile(spec, opt);
+    return pipeline::compile(spec, opt);
   }
   ir::Plan plan = gen::build_relay_plan(*schedule, spec);
   plan.spec.algorithm = "searched";
-  return passes::finish_plan(std::move(plan), "searched", opt);
+  return pipeline::finish_plan(std::move(plan), "searched", opt);
 }
 
 int run_grid(const SearchFlags& f) {
@@ -110,7 +110,7 @@ int run_plain(const SearchFlags& f, const Spec& spec) {
   if (spec.lambda != 1 || spec.blocks != 1 || !spec.counts.empty())
     user_error("search: --op {} is searched for lambda = 1 and one block per rank (got lambda = {}, blocks = {}{})",
                op_name(spec.op), spec.lambda, spec.blocks, spec.counts.empty() ? "" : ", --counts");
-  const gen::CostModel cm;
+  const passes::CostModel cm;
   const gen::GeneratorInfo* best = nullptr;
   uint64_t best_c2 = 0;
   const uint32_t lb1 = passes::postal_steps_bound(spec.K, spec.p, 1);
@@ -120,9 +120,9 @@ int run_plain(const SearchFlags& f, const Spec& spec) {
       best_c2 = c.C2;
     }
   if (!best) user_error("search: no generator reaches C1 = {} for --op {}", lb1, op_name(spec.op));
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = best->name;
-  passes::CompileResult r = passes::compile(spec, opt);
+  pipeline::CompileResult r = pipeline::compile(spec, opt);
   const bool optimal = r.cost.meets_bounds;
   if (!f.out.empty()) ir::write_binary(r.plan, f.out);
   if (!f.json_out.empty()) ir::write_json_file(r.plan, f.json_out, false, passes::cost_json(r.cost));
@@ -177,7 +177,7 @@ int run_one(const SearchFlags& f, const Spec& spec) {
     out << gen::relay_schedule_json(*a.schedule).dump() << "\n";
   }
   if (a.schedule && (!f.out.empty() || !f.json_out.empty())) {
-    const passes::CompileResult r = outcome_plan(a.schedule, spec);
+    const pipeline::CompileResult r = outcome_plan(a.schedule, spec);
     if (!f.out.empty()) ir::write_binary(r.plan, f.out);
     if (!f.json_out.empty()) ir::write_json_file(r.plan, f.json_out, false, passes::cost_json(r.cost));
   }
@@ -222,7 +222,7 @@ int run_search(SearchFlags& f) {
   opt.dimacs_dir = f.dimacs_dir;
   opt.proof_dir = f.proof_dir;
   const search::SearchOutcome o = search::search_encode(spec.K, spec.p, opt);
-  const passes::CompileResult r = outcome_plan(o.schedule, spec);
+  const pipeline::CompileResult r = outcome_plan(o.schedule, spec);
   if (!f.out.empty()) ir::write_binary(r.plan, f.out);
   if (!f.json_out.empty()) ir::write_json_file(r.plan, f.json_out, false, passes::cost_json(r.cost));
   if (!f.schedule_out.empty()) {

@@ -74,7 +74,7 @@ int cmd_show_pictures(const std::string& path, std::optional<uint32_t> rank, con
   if (single_rank_of(path))
     user_error("{} holds one rank's program alone; a picture needs the whole plan (its other ranks' messages)", path);
   const ir::Plan plan = load_plan(path);
-  passes::verify_structure(plan);  // the pictures rely on matched messages
+  ir::verify_structure(plan);  // the pictures rely on matched messages
   const backend::PlanView view(plan);
   backend::RenderOptions ro;
   ro.coefficients = o.coefficients;

@@ -22,12 +22,12 @@
 #include "gen/searched.h"
 #include "gen/registry.h"
 #include "ir/binary.h"
-#include "ir/json.h"
+#include "json/json.h"
 #include "ir/text.h"
 #include "matrix/matrix.h"
 #include "matrix/structured.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/recode.h"
 #include "passes/verify.h"
 #include "passes/verify_order.h"
@@ -39,7 +39,7 @@ using namespace collplan;
 namespace {
 
 using namespace collplan::cli;
-using Costing = gen::CostModel;
+using Costing = passes::CostModel;
 
 // ---- subcommands -------------------------------------------------------------
 
@@ -102,11 +102,11 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     if (as_json) j["explain"] = explain_json(spec, algorithm, m);
     else explain_choice(spec, algorithm, m);
   }
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
   opt.cost_model = m;
   opt.passes = pass_list(passes_csv);
-  auto res = passes::compile(spec, opt);
+  auto res = pipeline::compile(spec, opt);
   res.plan.spec.algorithm += blocks_note;  // how n was chosen travels with the plan
   if (!quiet)
     for (const auto& line : res.log) std::cerr << "  " << line << "\n";
@@ -242,7 +242,7 @@ int cmd_list(bool as_json) {
                                  {"rank_local", static_cast<bool>(g.build_rank)}});
     }
     j["passes"] = nlohmann::json::array();
-    for (const auto& p : passes::pass_registry())
+    for (const auto& p : pipeline::pass_registry())
       j["passes"].push_back({{"name", p.name}, {"description", p.description}, {"default", p.in_default_pipeline}});
     j["fields"] = nlohmann::json::array();
     for (const auto& f : kFields) j["fields"].push_back({{"name", f.name}, {"description", f.description}});
@@ -259,7 +259,7 @@ int cmd_list(bool as_json) {
                              g.build_rank ? " (compile --rank: one rank alone)" : "");
   }
   std::cout << "passes:\n";
-  for (const auto& p : passes::pass_registry())
+  for (const auto& p : pipeline::pass_registry())
     std::cout << fmt::format("  {:<20} {}{}\n", p.name, p.description, p.in_default_pipeline ? "" : " (on request)");
   std::cout << "fields:\n";
   for (const auto& f : kFields) std::cout << fmt::format("  {:<20} {}\n", f.name, f.description);
@@ -323,7 +323,7 @@ int cmd_export(const std::string& in, const std::string& out, bool with_matrix) 
 
 int cmd_recode(const std::string& in, const SpecFlags& sf, const std::string& out) {
   ir::Plan plan = load_plan(in);
-  passes::verify_structure(plan);
+  ir::verify_structure(plan);
   const MatrixSpec ms = build_matrix(sf, plan.spec.matrix.rows, plan.spec.field);
   passes::recode(plan, ms);
   const auto rep = passes::verify(plan);

@@ -23,7 +23,7 @@ struct CauchyParts {
   std::vector<Elem> d1, d2;
 };
 
-CauchyParts parts(const Spec& s, const CostModel& cm, bool with_factors) {
+CauchyParts parts(const Spec& s, const passes::CostModel& cm, bool with_factors) {
   if (std::string why = structured_spec_why_not("cauchy", s, {"cauchy", "rs-systematic"}); !why.empty())
     throw UserError(why);
   const uint32_t K = s.K;
@@ -52,12 +52,12 @@ CauchyParts parts(const Spec& s, const CostModel& cm, bool with_factors) {
 const StructuredGenerator& cauchy_generator() {
   static const StructuredGenerator g = [] {
     StructuredGenerator out;
-    out.why_not = [](const Spec& s, const CostModel& cm) { return reason_of([&] { parts(s, cm, false); }); };
-    out.cost = [](const Spec& s, const CostModel& cm) {
+    out.why_not = [](const Spec& s, const passes::CostModel& cm) { return reason_of([&] { parts(s, cm, false); }); };
+    out.cost = [](const Spec& s, const passes::CostModel& cm) {
       const CauchyParts cp = parts(s, cm, false);
       return interpolate_evaluate_cost(cp.x, cp.y, s.p);
     };
-    out.build = [](const Spec& s, const CostModel& cm) {
+    out.build = [](const Spec& s, const passes::CostModel& cm) {
       const CauchyParts cp = parts(s, cm, true);
       return interpolate_evaluate_plan(s, cp.x, cp.y, cp.d1, cp.d2, "x", "y");
     };

@@ -43,13 +43,13 @@ bool decentralized_systematic(const Spec& spec);
 // The encode plan for a block: spec = an encode spec (K >= 2) whose matrix
 // is the block. Chosen by choose_generator among the registered encode
 // generators.
-ir::Plan block_encode(const Spec& block, const CostModel& cm);
+ir::Plan block_encode(const Spec& block, const passes::CostModel& cm);
 // The name of the generator block_encode uses for K ranks.
-std::string block_encode_name(uint32_t K, uint32_t p, uint32_t lambda, const CostModel& cm);
+std::string block_encode_name(uint32_t K, uint32_t p, uint32_t lambda, const passes::CostModel& cm);
 
-ir::Plan decentralized_grid(const Spec& spec, const CostModel& cm);
-ir::Plan decentralized_grouped(const Spec& spec, const CostModel& cm);
-ir::Plan decentralized_padded(const Spec& spec, const CostModel& cm);
+ir::Plan decentralized_grid(const Spec& spec, const passes::CostModel& cm);
+ir::Plan decentralized_grouped(const Spec& spec, const passes::CostModel& cm);
+ir::Plan decentralized_padded(const Spec& spec, const passes::CostModel& cm);
 ir::Plan decentralized_naive(const Spec& spec);
 
 // `--blocks auto` for decentralized-encode, a vector of m elements per
@@ -69,9 +69,9 @@ std::string decentralized_auto_blocks_note(const Spec& spec, uint64_t m, double 
 // the built plan (the naive plan's closed form is exact); a generator that
 // does not apply to the spec's form reports C1 = UINT32_MAX so that auto
 // never picks it.
-PostalSplitCost decentralized_grid_estimate(const Spec& spec, const CostModel& cm);
-PostalSplitCost decentralized_grouped_estimate(const Spec& spec, const CostModel& cm);
-PostalSplitCost decentralized_padded_estimate(const Spec& spec, const CostModel& cm);
+PostalSplitCost decentralized_grid_estimate(const Spec& spec, const passes::CostModel& cm);
+PostalSplitCost decentralized_grouped_estimate(const Spec& spec, const passes::CostModel& cm);
+PostalSplitCost decentralized_padded_estimate(const Spec& spec, const passes::CostModel& cm);
 PostalSplitCost decentralized_naive_estimate(const Spec& spec);
 
 }  // namespace collplan::gen

@@ -25,11 +25,11 @@ Spec block_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f) {
 }
 }  // namespace
 
-std::string block_encode_name(uint32_t K, uint32_t p, uint32_t lambda, const CostModel& cm) {
+std::string block_encode_name(uint32_t K, uint32_t p, uint32_t lambda, const passes::CostModel& cm) {
   return choose_generator(block_spec(K, p, lambda, Field::gf256()), cm).name;
 }
 
-ir::Plan block_encode(const Spec& block, const CostModel& cm) {
+ir::Plan block_encode(const Spec& block, const passes::CostModel& cm) {
   const GeneratorInfo& g = choose_generator(block, cm);
   Spec named = block;
   named.algorithm = g.name;
@@ -61,7 +61,7 @@ Spec row_spec(const Spec& whole, uint32_t size, OpKind op, uint32_t n) {
   return s;
 }
 
-std::vector<Candidate> row_candidates(const Spec& row, const CostModel& cm) {
+std::vector<Candidate> row_candidates(const Spec& row, const passes::CostModel& cm) {
   return candidates(row, cm, [n = row.blocks](const GeneratorInfo& g) { return row_schedule(g, n); });
 }
 
@@ -78,7 +78,7 @@ std::pair<uint32_t, OpKind> streamed_row(const Spec& s) {
 double row_time(const Spec& whole, uint32_t size, OpKind op, uint32_t n, uint64_t m, double beta, double tau) {
   if (size < 2) return 0;
   double best = std::numeric_limits<double>::infinity();
-  for (const Candidate& c : row_candidates(row_spec(whole, size, op, n), CostModel{beta, tau, (m + n - 1) / n}))
+  for (const Candidate& c : row_candidates(row_spec(whole, size, op, n), passes::CostModel{beta, tau, (m + n - 1) / n}))
     if (c.why_not.empty()) best = std::min(best, c.time);
   return best;
 }
@@ -150,7 +150,7 @@ std::string step_range(uint32_t from, uint32_t steps) {
 
 // One group's broadcast or reduce part (root = local rank 0) of n blocks:
 // the row schedule of least modeled time (for one block, the tree).
-ir::Plan group_part(const Spec& whole, uint32_t size, OpKind op, const CostModel& cm) {
+ir::Plan group_part(const Spec& whole, uint32_t size, OpKind op, const passes::CostModel& cm) {
   Spec s = row_spec(whole, size, op, whole.blocks);
   const GeneratorInfo& g = choose_generator(s, cm, [n = s.blocks](const GeneratorInfo& i) { return row_schedule(i, n); });
   s.algorithm = g.name;
@@ -158,7 +158,7 @@ ir::Plan group_part(const Spec& whole, uint32_t size, OpKind op, const CostModel
 }
 
 // Places one broadcast or reduce (root = local 0) per group.
-uint32_t tree_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, OpKind op, const CostModel& cm,
+uint32_t tree_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, OpKind op, const passes::CostModel& cm,
                      const std::string& what) {
   const uint32_t offset = a.plan.num_steps;
   uint32_t steps = 0;
@@ -199,7 +199,7 @@ uint32_t tree_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& grou
 }  // namespace
 
 uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::vector<Matrix>& blocks,
-                       const CostModel& cm, const std::string& what) {
+                       const passes::CostModel& cm, const std::string& what) {
   std::vector<MatrixSpec> specs;
   specs.reserve(blocks.size());
   for (const Matrix& B : blocks) specs.push_back(matrix_explicit(B, a.plan.spec.field));
@@ -207,7 +207,7 @@ uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& gr
 }
 
 uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups,
-                       const std::vector<MatrixSpec>& blocks, const CostModel& cm, const std::string& what) {
+                       const std::vector<MatrixSpec>& blocks, const passes::CostModel& cm, const std::string& what) {
   COLLPLAN_ASSERT(groups.size() == blocks.size(), "encode_blocks: one block per group");
   const Field& f = a.plan.spec.field;
   const uint32_t offset = a.plan.num_steps;
@@ -240,12 +240,12 @@ uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& gr
   return steps;
 }
 
-uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const CostModel& cm,
+uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const passes::CostModel& cm,
                           const std::string& what) {
   return tree_groups(a, groups, OpKind::Broadcast, cm, what);
 }
 
-uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const CostModel& cm,
+uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const passes::CostModel& cm,
                        const std::string& what) {
   return tree_groups(a, groups, OpKind::Reduce, cm, what);
 }

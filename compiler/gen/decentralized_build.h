@@ -39,23 +39,23 @@ Assembly start(const Spec& spec, const char* generator);
 // passes/widen.h). A group of one is a local scaling (no steps). Returns the
 // phase's steps.
 uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const std::vector<Matrix>& blocks,
-                       const CostModel& cm, const std::string& what);
+                       const passes::CostModel& cm, const std::string& what);
 // The same with each block given as a matrix spec (e.g. the "cauchy" family
 // for a Reed-Solomon block, so that block_encode can choose the structured
 // generator). The phase names every block generator used.
 uint32_t encode_blocks(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups,
-                       const std::vector<MatrixSpec>& blocks, const CostModel& cm, const std::string& what);
+                       const std::vector<MatrixSpec>& blocks, const passes::CostModel& cm, const std::string& what);
 // Broadcasts: every member of groups[g] gets what groups[g][0] holds.
 // One block (n = 1): the (p+1)-nomial tree. n > 1 blocks: per group, the
 // cheapest by the cost model of the tree (all n blocks in every message),
 // the circulant n-block broadcast (p = 1, λ = 1: n − 1 + ⌈log₂ g⌉ steps for
 // a group of g) and the pipelined p-ary chain (n − 1 + D·λ steps): the
 // block-pipelined schedules stream long vectors.
-uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const CostModel& cm,
+uint32_t broadcast_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const passes::CostModel& cm,
                           const std::string& what);
 // Reduces: groups[g][0] gets the sum of what the members hold; the same
 // choice among the reversed schedules (tree, circulant, pipelined chain).
-uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const CostModel& cm,
+uint32_t reduce_groups(Assembly& a, const std::vector<std::vector<ir::Rank>>& groups, const passes::CostModel& cm,
                        const std::string& what);
 
 // Every rank that has an output (sinks; every rank when non-systematic)

@@ -94,7 +94,7 @@ MatrixSpec block_spec(const std::optional<RsSystematic>& rs, bool full, uint32_t
 }
 
 // The grid plan; with `rs`, full blocks are given as Cauchy-like specs.
-ir::Plan grid_plan(const Spec& spec, const CostModel& cm, const std::optional<RsSystematic>& rs) {
+ir::Plan grid_plan(const Spec& spec, const passes::CostModel& cm, const std::optional<RsSystematic>& rs) {
   detail::Assembly a = detail::start(spec, "the decentralized grid generator");
   if (!a.systematic)
     user_error("decentralized-grid encodes systematic codes (a {}x{} matrix A); this spec has a {}x{} generator "
@@ -153,7 +153,7 @@ ir::Plan grid_plan(const Spec& spec, const CostModel& cm, const std::optional<Rs
 
 }  // namespace
 
-ir::Plan decentralized_grid(const Spec& spec, const CostModel& cm) {
+ir::Plan decentralized_grid(const Spec& spec, const passes::CostModel& cm) {
   std::optional<RsSystematic> rs;
   if (spec.op == OpKind::DecentralizedEncode && decentralized_systematic(spec) && spec.N > spec.K)
     rs = rs_code_of(materialize(spec.matrix, spec.field), spec.N, spec.K, spec.field);
@@ -168,7 +168,7 @@ ir::Plan decentralized_grid(const Spec& spec, const CostModel& cm) {
   return cm.time(cc.C1, cc.C2) < cm.time(pc.C1, pc.C2) ? std::move(cauchy) : std::move(plain);
 }
 
-PostalSplitCost decentralized_grid_estimate(const Spec& spec, const CostModel& cm) {
+PostalSplitCost decentralized_grid_estimate(const Spec& spec, const passes::CostModel& cm) {
   if (!decentralized_systematic(spec) || spec.N <= spec.K) return detail::not_applicable();
   return detail::delivered_cost(decentralized_grid(spec, cm));
 }

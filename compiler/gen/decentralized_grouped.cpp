@@ -23,7 +23,7 @@ namespace collplan::gen {
 
 using ir::Rank;
 
-ir::Plan decentralized_grouped(const Spec& spec, const CostModel& cm) {
+ir::Plan decentralized_grouped(const Spec& spec, const passes::CostModel& cm) {
   detail::Assembly a = detail::start(spec, "the decentralized grouped generator");
   if (a.systematic)
     user_error("decentralized-grouped encodes non-systematic codes (a {}x{} generator matrix G); this spec has a {}x{} "
@@ -53,7 +53,7 @@ ir::Plan decentralized_grouped(const Spec& spec, const CostModel& cm) {
   return detail::finish(a);
 }
 
-PostalSplitCost decentralized_grouped_estimate(const Spec& spec, const CostModel& cm) {
+PostalSplitCost decentralized_grouped_estimate(const Spec& spec, const passes::CostModel& cm) {
   if (decentralized_systematic(spec) || spec.N <= spec.K) return detail::not_applicable();
   return detail::delivered_cost(decentralized_grouped(spec, cm));
 }

@@ -24,7 +24,7 @@ bool padded_fits(const Spec& spec) {
 }
 }  // namespace
 
-ir::Plan decentralized_padded(const Spec& spec, const CostModel& cm) {
+ir::Plan decentralized_padded(const Spec& spec, const passes::CostModel& cm) {
   if (spec.N > spec.K && !padded_fits(spec))
     user_error("decentralized-padded: N = {}, blocks = {}: the padded {} x {} matrix in {} blocks is an N-rank encode "
                "of (N*n)^2 = {} coefficients, over the 2^26 = {} collplan checks; use N*n <= 8192 or another "
@@ -46,7 +46,7 @@ ir::Plan decentralized_padded(const Spec& spec, const CostModel& cm) {
   return detail::finish(a);
 }
 
-PostalSplitCost decentralized_padded_estimate(const Spec& spec, const CostModel& cm) {
+PostalSplitCost decentralized_padded_estimate(const Spec& spec, const passes::CostModel& cm) {
   if (spec.N <= spec.K || !padded_fits(spec)) return detail::not_applicable();
   return detail::delivered_cost(decentralized_padded(spec, cm));
 }

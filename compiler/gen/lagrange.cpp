@@ -19,7 +19,7 @@ struct LagrangeParts {
   VandermondeStructure omega, alpha;
 };
 
-LagrangeParts parts(const Spec& s, const CostModel& cm) {
+LagrangeParts parts(const Spec& s, const passes::CostModel& cm) {
   if (std::string why = structured_spec_why_not("lagrange", s, {"lagrange"}); !why.empty()) throw UserError(why);
   const uint32_t K = s.K;
   const std::vector<Elem> omega(s.matrix.points.begin(), s.matrix.points.begin() + K);
@@ -33,12 +33,12 @@ LagrangeParts parts(const Spec& s, const CostModel& cm) {
 const StructuredGenerator& lagrange_generator() {
   static const StructuredGenerator g = [] {
     StructuredGenerator out;
-    out.why_not = [](const Spec& s, const CostModel& cm) { return reason_of([&] { parts(s, cm); }); };
-    out.cost = [](const Spec& s, const CostModel& cm) {
+    out.why_not = [](const Spec& s, const passes::CostModel& cm) { return reason_of([&] { parts(s, cm); }); };
+    out.cost = [](const Spec& s, const passes::CostModel& cm) {
       const LagrangeParts lp = parts(s, cm);
       return interpolate_evaluate_cost(lp.omega, lp.alpha, s.p);
     };
-    out.build = [](const Spec& s, const CostModel& cm) {
+    out.build = [](const Spec& s, const passes::CostModel& cm) {
       const LagrangeParts lp = parts(s, cm);
       return interpolate_evaluate_plan(s, lp.omega, lp.alpha, {}, {}, "omega", "alpha");
     };

@@ -94,7 +94,7 @@ PostalSplitCost postal_split_cost(uint32_t K, uint32_t p, uint32_t lambda, uint3
   return c;
 }
 
-uint32_t choose_postal_split(uint32_t K, uint32_t p, uint32_t lambda, const CostModel& cm) {
+uint32_t choose_postal_split(uint32_t K, uint32_t p, uint32_t lambda, const passes::CostModel& cm) {
   uint32_t best_m = K;
   PostalSplitCost best = postal_split_cost(K, p, lambda, K);
   for (uint32_t m = K - 1; m >= 2; --m) {

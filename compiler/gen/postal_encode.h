@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "ir/plan.h"
+#include "passes/cost.h"
 
 namespace collplan::gen {
 
@@ -31,15 +32,8 @@ struct PostalSplitCost {
 // Cost of the split m for K processors, computed without building the plan.
 PostalSplitCost postal_split_cost(uint32_t K, uint32_t p, uint32_t lambda, uint32_t m);
 
-// The linear cost model the compiler chooses by: time = C1·beta + C2·len·tau.
-struct CostModel {
-  double beta = 1.0;
-  double tau = 1.0;
-  uint64_t len = 1;
-  double time(uint32_t C1, uint64_t C2) const { return C1 * beta + static_cast<double>(C2) * len * tau; }
-};
 // The split minimising the modeled time (ties: smaller C1, then larger m).
-uint32_t choose_postal_split(uint32_t K, uint32_t p, uint32_t lambda, const CostModel& cm);
+uint32_t choose_postal_split(uint32_t K, uint32_t p, uint32_t lambda, const passes::CostModel& cm);
 
 // The plan for a given split (op == Encode; coefficients of spec.matrix).
 ir::Plan postal_prepare_shoot(const Spec& spec, uint32_t m);

@@ -22,7 +22,7 @@ namespace {
 
 // Estimates are of the plan the default pipeline delivers (after
 // drop-zeros), so generators are compared on what the user gets.
-PostalSplitCost prepare_shoot_estimate(const Spec& s, const CostModel&) {
+PostalSplitCost prepare_shoot_estimate(const Spec& s, const passes::CostModel&) {
   const PrepareShootShape sh = prepare_shoot_shape(s.K, s.p);
   return {0, 0, sh.C1() * s.lambda, sh.C2_zero_dropped()};
 }
@@ -55,7 +55,7 @@ GeneratorInfo structured_entry(std::string name, std::string description, const 
           std::move(description),
           {OpKind::Encode},
           g.build,
-          [&g](const Spec& s, const CostModel& cm) {
+          [&g](const Spec& s, const passes::CostModel& cm) {
             const StructuredCost c = g.cost(s, cm);
             return PostalSplitCost{0, 0, c.C1, c.C2_dropped};
           },
@@ -71,13 +71,13 @@ GeneratorInfo structured_entry(std::string name, std::string description, const 
 std::vector<GeneratorInfo> with_encode_blocks(std::vector<GeneratorInfo> gens) {
   for (GeneratorInfo& g : gens) {
     if (g.ops != std::vector<OpKind>{OpKind::Encode}) continue;
-    g.build = [inner = std::move(g.build)](const Spec& s, const CostModel& cm) {
+    g.build = [inner = std::move(g.build)](const Spec& s, const passes::CostModel& cm) {
       if (s.blocks == 1) return inner(s, cm);
       Spec one = s;
       one.blocks = 1;
       return passes::widen(inner(one, cm), s.blocks);
     };
-    g.estimate = [inner = std::move(g.estimate)](const Spec& s, const CostModel& cm) {
+    g.estimate = [inner = std::move(g.estimate)](const Spec& s, const passes::CostModel& cm) {
       if (s.blocks == 1) return inner(s, cm);
       Spec one = s;
       one.blocks = 1;
@@ -86,7 +86,7 @@ std::vector<GeneratorInfo> with_encode_blocks(std::vector<GeneratorInfo> gens) {
       return c;
     };
     if (g.why_not)
-      g.why_not = [inner = std::move(g.why_not)](const Spec& s, const CostModel& cm) {
+      g.why_not = [inner = std::move(g.why_not)](const Spec& s, const passes::CostModel& cm) {
         Spec one = s;
         one.blocks = 1;
         return inner(one, cm);
@@ -103,73 +103,73 @@ const std::vector<GeneratorInfo>& generators() {
        "universal all-to-all encode of any KxK matrix; C1 = ceil(log_{p+1} K), C2 = (m-1)/p + (n-1)/p (encode paper "
        "§IV); lambda > 1 stretches each round to lambda steps",
        {OpKind::Encode},
-       [](const Spec& s, const CostModel&) { return prepare_shoot(s); },
+       [](const Spec& s, const passes::CostModel&) { return prepare_shoot(s); },
        prepare_shoot_estimate},
       {"searched",
        "universal all-to-all encode from a schedule found by `collplan search` and shipped with collplan "
        "(relay-and-combine plans, lambda = 1, the (K, p) of the table in docs/search.md); C1 = ceil(log_{p+1} K), "
        "C2 below prepare-and-shoot's",
        {OpKind::Encode},
-       [](const Spec& s, const CostModel&) { return searched_plan(s); },
-       [](const Spec& s, const CostModel&) {
+       [](const Spec& s, const passes::CostModel&) { return searched_plan(s); },
+       [](const Spec& s, const passes::CostModel&) {
          const SearchedEntry* e = find_searched(s.K, s.p);
          return PostalSplitCost{0, 0, e ? e->C1 : 0, e ? e->searched : 0};
        },
-       [](const Spec& s, const CostModel&) { return searched_why_not(s); }},
+       [](const Spec& s, const passes::CostModel&) { return searched_why_not(s); }},
       {"postal-allgather",
        "all-to-all encode under postal latency: every input spreads along the postal G-tree, then local combination; "
        "C1 = min{t : G(t) >= K} (optimal)",
        {OpKind::Encode},
-       [](const Spec& s, const CostModel&) { return postal_prepare_shoot(s, s.K); },
-       [](const Spec& s, const CostModel&) { return postal_split_cost(s.K, s.p, s.lambda, s.K); }},
+       [](const Spec& s, const passes::CostModel&) { return postal_prepare_shoot(s, s.K); },
+       [](const Spec& s, const passes::CostModel&) { return postal_split_cost(s.K, s.p, s.lambda, s.K); }},
       {"postal-prepare-shoot",
        "all-to-all encode under postal latency: spread to m ranks, then n-to-one postal reduces; m chosen by the cost "
        "model (C1 = T(m) + T(n))",
        {OpKind::Encode},
-       [](const Spec& s, const CostModel& cm) {
+       [](const Spec& s, const passes::CostModel& cm) {
          Spec named = s;
          const uint32_t m = choose_postal_split(s.K, s.p, s.lambda, cm);
          named.algorithm = s.algorithm + " m=" + std::to_string(m);
          return postal_prepare_shoot(named, m);
        },
-       [](const Spec& s, const CostModel& cm) {
+       [](const Spec& s, const passes::CostModel& cm) {
          return postal_split_cost(s.K, s.p, s.lambda, choose_postal_split(s.K, s.p, s.lambda, cm));
        }},
       {"postal-prefix",
        "prefix (scan), inclusive or exclusive, any associative operator (order kept): Algorithm A on K processors, or "
        "Algorithm B on blocks (--counts); exactly min{t : G(t) >= K} steps (postal prefix paper)",
        {OpKind::Prefix},
-       [](const Spec& s, const CostModel&) { return postal_prefix(s); },
-       [](const Spec& s, const CostModel&) { return postal_tree_estimate(s, s.K, 1); }},
+       [](const Spec& s, const passes::CostModel&) { return postal_prefix(s); },
+       [](const Spec& s, const passes::CostModel&) { return postal_tree_estimate(s, s.K, 1); }},
       {"postal-broadcast",
        "broadcast of n blocks from any root on the postal G-tree; exactly min{t : G(t) >= K} steps",
        {OpKind::Broadcast},
-       [](const Spec& s, const CostModel&) { return postal_broadcast(s); },
-       [](const Spec& s, const CostModel&) { return postal_tree_estimate(s, s.K, s.blocks); }},
+       [](const Spec& s, const passes::CostModel&) { return postal_broadcast(s); },
+       [](const Spec& s, const passes::CostModel&) { return postal_tree_estimate(s, s.K, s.blocks); }},
       {"tree-broadcast",
        "broadcast of n blocks from any root on the (p+1)-nomial tree, whole buffer per message; C1 = "
        "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",
        {OpKind::Broadcast},
-       [](const Spec& s, const CostModel&) { return tree_broadcast(s); },
-       [](const Spec& s, const CostModel&) { return nomial_tree_estimate(s); }},
+       [](const Spec& s, const passes::CostModel&) { return tree_broadcast(s); },
+       [](const Spec& s, const passes::CostModel&) { return nomial_tree_estimate(s); }},
       {"tree-reduce",
        "reduce (block-wise sum) of n blocks into any root: the (p+1)-nomial broadcast reversed; C1 = "
        "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",
        {OpKind::Reduce},
-       [](const Spec& s, const CostModel&) { return tree_reduce(s); },
-       [](const Spec& s, const CostModel&) { return nomial_tree_estimate(s); }},
+       [](const Spec& s, const passes::CostModel&) { return tree_reduce(s); },
+       [](const Spec& s, const passes::CostModel&) { return nomial_tree_estimate(s); }},
       {"pipelined-broadcast",
        "broadcast of n blocks streamed one block per message down the p-ary tree (a chain for p = 1); C1 = n-1+D*lambda "
        "for tree depth D: for long buffers",
        {OpKind::Broadcast},
-       [](const Spec& s, const CostModel&) { return pipelined_broadcast(s); },
-       [](const Spec& s, const CostModel&) { return pipelined_tree_estimate(s); }},
+       [](const Spec& s, const passes::CostModel&) { return pipelined_broadcast(s); },
+       [](const Spec& s, const passes::CostModel&) { return pipelined_tree_estimate(s); }},
       {"pipelined-reduce",
        "reduce of n blocks streamed one block per message up the p-ary tree (a chain for p = 1); C1 = n-1+D*lambda: "
        "for long buffers",
        {OpKind::Reduce},
-       [](const Spec& s, const CostModel&) { return pipelined_reduce(s); },
-       [](const Spec& s, const CostModel&) { return pipelined_tree_estimate(s); }},
+       [](const Spec& s, const passes::CostModel&) { return pipelined_reduce(s); },
+       [](const Spec& s, const passes::CostModel&) { return pipelined_tree_estimate(s); }},
       {"decentralized-grid",
        "systematic [N, K] code: K >= R column encodes of RxR blocks + row reduces, K < R row broadcasts + column "
        "encodes of KxK blocks (journal framework); C1 = ceil(log_b R) + ceil(log_b(ceil(K/R)+1)) or "
@@ -193,8 +193,8 @@ const std::vector<GeneratorInfo>& generators() {
        "systematic [N, K] code: every source sends its data to every sink, p at a time (baseline); C1 = "
        "ceil(max(K, R)/p)",
        {OpKind::DecentralizedEncode},
-       [](const Spec& s, const CostModel&) { return decentralized_naive(s); },
-       [](const Spec& s, const CostModel&) { return decentralized_naive_estimate(s); }},
+       [](const Spec& s, const passes::CostModel&) { return decentralized_naive(s); },
+       [](const Spec& s, const passes::CostModel&) { return decentralized_naive_estimate(s); }},
       structured_entry("dft",
                        "column-permuted DFT (K = P^H | q-1; rank k gets f(beta^rev(k))): C1 = H*ceil(log_{p+1} P), "
                        "C2 = H*Psi(P); P = p+1: C1 = C2 = H",
@@ -221,73 +221,73 @@ const std::vector<GeneratorInfo>& generators() {
        "broadcast of n blocks from any root on Träff's circulant graph (p = 1, lambda = 1); exactly n-1+ceil(log2 K) "
        "steps, one block per message (optimal); --blocks auto picks n by the cost model",
        {OpKind::Broadcast},
-       [](const Spec& s, const CostModel&) { return circulant_broadcast(s); },
-       [](const Spec& s, const CostModel&) { return circulant_broadcast_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_broadcast(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_broadcast_cost(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_why_not(s); },
        circulant_broadcast_local},
       {"circulant-allgather",
        "allgather of n blocks per rank on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), "
        "C2 = n(K-1), both optimal",
        {OpKind::Allgather},
-       [](const Spec& s, const CostModel&) { return circulant_allgather(s); },
-       [](const Spec& s, const CostModel&) { return circulant_allgather_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_allgather(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_allgather_cost(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_why_not(s); },
        circulant_allgather_local},
       {"circulant-allreduce",
        "allreduce of n blocks on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), C2 = n ceil(log2 K)",
        {OpKind::Allreduce},
-       [](const Spec& s, const CostModel&) { return circulant_allreduce(s); },
-       [](const Spec& s, const CostModel&) { return circulant_allreduce_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_allreduce(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_allreduce_cost(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_why_not(s); },
        circulant_allreduce_local},
       {"circulant-allgatherv",
        "allgatherv (per-rank counts) as K simultaneous circulant broadcasts of n = --blocks pieces each, packed per "
        "step (p = 1, lambda = 1); C1 = n-1+ceil(log2 K)",
        {OpKind::Allgatherv},
-       [](const Spec& s, const CostModel&) { return circulant_allgatherv(s); },
-       [](const Spec& s, const CostModel&) { return circulant_allgatherv_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_allgatherv(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_allgatherv_cost(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_why_not(s); },
        circulant_allgatherv_local},
       {"circulant-reduce",
        "reduce of n blocks to any root: the circulant broadcast run backwards (p = 1, lambda = 1); exactly "
        "n-1+ceil(log2 K) steps, one block per message",
        {OpKind::Reduce},
-       [](const Spec& s, const CostModel&) { return circulant_reduce(s); },
-       [](const Spec& s, const CostModel&) { return circulant_reduce_cost(s); },
-       [](const Spec& s, const CostModel&) { return circulant_why_not(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_reduce(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_reduce_cost(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_why_not(s); },
        circulant_reduce_local},
       {"dissemination-allgather",
        "allgather / allgatherv with p ports: the (p+1)-ary dissemination (Bruck's k-port allgather, no final "
        "rotation), any K, p, lambda; C1 = lambda*ceil(log_{p+1} K), C2 = n*ceil((K-1)/p)",
        {OpKind::Allgather, OpKind::Allgatherv},
-       [](const Spec& s, const CostModel&) { return dissemination_allgather(s); },
-       [](const Spec& s, const CostModel&) { return dissemination_allgather_cost(s); }},
+       [](const Spec& s, const passes::CostModel&) { return dissemination_allgather(s); },
+       [](const Spec& s, const passes::CostModel&) { return dissemination_allgather_cost(s); }},
       {"circulant-reduce-scatter",
        "reduce-scatter (rank k gets block k of the sum): Träff's circulant allgather run backwards (p = 1, lambda = "
        "1); C1 = ceil(log2 K), C2 = n(K-1), both optimal",
        {OpKind::ReduceScatter},
-       [](const Spec& s, const CostModel&) { return circulant_reduce_scatter(s); },
-       [](const Spec& s, const CostModel&) { return circulant_reduce_scatter_cost(s); },
-       [](const Spec& s, const CostModel&) { return dissemination_why_not(s, true); }},
+       [](const Spec& s, const passes::CostModel&) { return circulant_reduce_scatter(s); },
+       [](const Spec& s, const passes::CostModel&) { return circulant_reduce_scatter_cost(s); },
+       [](const Spec& s, const passes::CostModel&) { return dissemination_why_not(s, true); }},
       {"dissemination-reduce-scatter",
        "reduce-scatter with p ports: the dissemination allgather run backwards, any K, p, lambda; C1 = "
        "lambda*ceil(log_{p+1} K), C2 = n*ceil((K-1)/p)",
        {OpKind::ReduceScatter},
-       [](const Spec& s, const CostModel&) { return dissemination_reduce_scatter(s); },
-       [](const Spec& s, const CostModel&) { return dissemination_reduce_scatter_cost(s); }},
+       [](const Spec& s, const passes::CostModel&) { return dissemination_reduce_scatter(s); },
+       [](const Spec& s, const passes::CostModel&) { return dissemination_reduce_scatter_cost(s); }},
       {"dissemination-allreduce",
        "latency-optimal allreduce with p ports (Träff's circulant allreduce generalised), any K, p, lambda; C1 = "
        "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",
        {OpKind::Allreduce},
-       [](const Spec& s, const CostModel&) { return dissemination_allreduce(s); },
-       [](const Spec& s, const CostModel&) { return dissemination_allreduce_cost(s); }},
+       [](const Spec& s, const passes::CostModel&) { return dissemination_allreduce(s); },
+       [](const Spec& s, const passes::CostModel&) { return dissemination_allreduce_cost(s); }},
       {"reduce-scatter-allgather",
        "bandwidth-optimal allreduce: the n blocks in K chunks, dissemination reduce-scatter then allgather, any K, p, "
        "lambda; C1 = 2*lambda*ceil(log_{p+1} K), C2 = 2*ceil(n/K)*ceil((K-1)/p) (2(K-1)/K*n for p = 1, K | n); "
        "use n >= K (--blocks auto)",
        {OpKind::Allreduce},
-       [](const Spec& s, const CostModel&) { return reduce_scatter_allgather(s); },
-       [](const Spec& s, const CostModel&) { return reduce_scatter_allgather_cost(s); }},
+       [](const Spec& s, const passes::CostModel&) { return reduce_scatter_allgather(s); },
+       [](const Spec& s, const passes::CostModel&) { return reduce_scatter_allgather_cost(s); }},
   });
   return g;
 }
@@ -309,7 +309,7 @@ const GeneratorInfo& find_generator(const std::string& name) {
   user_error("unknown algorithm '{}' (valid: auto, {})", name, names);
 }
 
-std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm,
+std::vector<Candidate> candidates(const Spec& spec, const passes::CostModel& cm,
                                   const std::function<bool(const GeneratorInfo&)>& admit) {
   std::vector<Candidate> out;
   for (const auto& g : generators()) {
@@ -329,13 +329,13 @@ std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm,
   return out;
 }
 
-void require_applicable(const GeneratorInfo& g, const Spec& spec, const CostModel& cm) {
+void require_applicable(const GeneratorInfo& g, const Spec& spec, const passes::CostModel& cm) {
   if (!g.why_not) return;
   if (std::string why = g.why_not(spec, cm); !why.empty())
     user_error("algorithm '{}' cannot compute this spec: {}", g.name, why);
 }
 
-const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm,
+const GeneratorInfo& choose_generator(const Spec& spec, const passes::CostModel& cm,
                                       const std::function<bool(const GeneratorInfo&)>& admit) {
   const GeneratorInfo* best = nullptr;
   double best_time = 0;

@@ -18,14 +18,14 @@ struct GeneratorInfo {
   std::vector<OpKind> ops;  // operations it computes
   // A pure function of the spec and the cost model (which some generators
   // use to pick a parameter, e.g. the postal prepare spread).
-  std::function<ir::Plan(const Spec&, const CostModel&)> build;
+  std::function<ir::Plan(const Spec&, const passes::CostModel&)> build;
   // Its cost (C1, C2 before optimisation passes) without building the plan,
   // for `--algorithm auto`.
-  std::function<PostalSplitCost(const Spec&, const CostModel&)> estimate;
+  std::function<PostalSplitCost(const Spec&, const passes::CostModel&)> estimate;
   // "" when the generator can compute this spec, else why not (naming the
   // condition, e.g. "dft needs K | q-1: K = 12, q-1 = 256"). Empty function:
   // it computes every spec of its operations.
-  std::function<std::string(const Spec&, const CostModel&)> why_not = {};
+  std::function<std::string(const Spec&, const passes::CostModel&)> why_not = {};
   // Rank `rank`'s program alone, built without the other ranks' and equal to
   // ranks[rank] of build()'s plan (`collplan compile --rank`; the circulant
   // generators, gen/circulant_plans.h). UserError for rank >= K or a K over
@@ -54,13 +54,13 @@ const GeneratorInfo& find_generator(const std::string& name);
 // operation, the one with the least modeled time C1·beta + C2·len·tau
 // (ties: the first registered). UserError when none computes it yet.
 // `admit` (optional) narrows the field, e.g. to generators with build_rank.
-const GeneratorInfo& choose_generator(const Spec& spec, const CostModel& cm,
+const GeneratorInfo& choose_generator(const Spec& spec, const passes::CostModel& cm,
                                       const std::function<bool(const GeneratorInfo&)>& admit = {});
 // Every generator that computes the spec's operation, in registry order,
 // with its applicability and (when applicable) its estimated cost.
-std::vector<Candidate> candidates(const Spec& spec, const CostModel& cm,
+std::vector<Candidate> candidates(const Spec& spec, const passes::CostModel& cm,
                                   const std::function<bool(const GeneratorInfo&)>& admit = {});
 // UserError naming the condition when `g` cannot compute `spec`.
-void require_applicable(const GeneratorInfo& g, const Spec& spec, const CostModel& cm);
+void require_applicable(const GeneratorInfo& g, const Spec& spec, const passes::CostModel& cm);
 
 }  // namespace collplan::gen

@@ -29,7 +29,7 @@ StructuredCost vandermonde_cost(const VandermondeStructure& s, uint32_t p) {
 }
 
 std::optional<VandermondeStructure> best_structure(const Field& f, const std::vector<Elem>& points, uint32_t p,
-                                                   const CostModel& cm, bool allow_permutation, bool need_dft,
+                                                   const passes::CostModel& cm, bool allow_permutation, bool need_dft,
                                                    std::string* why) {
   const uint32_t K = static_cast<uint32_t>(points.size());
   if (need_dft && (f.size() - 1) % K != 0) {
@@ -281,7 +281,7 @@ std::string structured_spec_why_not(const std::string& name, const Spec& s, cons
 }
 
 VandermondeStructure structure_or_error(const std::string& name, const Field& f, const std::vector<Elem>& points,
-                                        uint32_t p, const CostModel& cm, bool allow_permutation, bool need_dft) {
+                                        uint32_t p, const passes::CostModel& cm, bool allow_permutation, bool need_dft) {
   std::string why;
   if (auto s = best_structure(f, points, p, cm, allow_permutation, need_dft, &why)) return *s;
   throw UserError(name + " " + why);
@@ -321,14 +321,14 @@ StructuredGenerator vandermonde_generator(std::string name, bool inverse, bool n
               : std::vector<std::string>{"dft", "draw-loose", "vandermonde"};
   // Only user-given Vandermonde points may need a permutation round; the
   // dft / draw-loose families are in canonical order by construction.
-  auto structure = [=](const Spec& s, const CostModel& cm) {
+  auto structure = [=](const Spec& s, const passes::CostModel& cm) {
     if (std::string why = structured_spec_why_not(name, s, families); !why.empty()) throw UserError(why);
     return structure_or_error(name, s.field, s.matrix.points, s.p, cm, s.matrix.family == "vandermonde", need_dft);
   };
   StructuredGenerator g;
-  g.why_not = [=](const Spec& s, const CostModel& cm) { return reason_of([&] { structure(s, cm); }); };
-  g.cost = [=](const Spec& s, const CostModel& cm) { return vandermonde_cost(structure(s, cm), s.p); };
-  g.build = [=](const Spec& s, const CostModel& cm) {
+  g.why_not = [=](const Spec& s, const passes::CostModel& cm) { return reason_of([&] { structure(s, cm); }); };
+  g.cost = [=](const Spec& s, const passes::CostModel& cm) { return vandermonde_cost(structure(s, cm), s.p); };
+  g.build = [=](const Spec& s, const passes::CostModel& cm) {
     const VandermondeStructure st = structure(s, cm);
     Plan plan = vandermonde_plan(s, st, inverse, s.matrix);
     plan.spec.algorithm = fmt::format("{} {}", s.algorithm.empty() ? name : s.algorithm, describe(st));

@@ -63,7 +63,7 @@ StructuredCost vandermonde_cost(const VandermondeStructure& s, uint32_t p);
 // need_dft), the one with the least modeled time (after drop-zeros). nullopt
 // and a reason naming the failing condition otherwise.
 std::optional<VandermondeStructure> best_structure(const Field& f, const std::vector<Elem>& points, uint32_t p,
-                                                   const CostModel& cm, bool allow_permutation, bool need_dft,
+                                                   const passes::CostModel& cm, bool allow_permutation, bool need_dft,
                                                    std::string* why);
 
 // The radix collplan uses when it chooses points: p+1 when admissible, else
@@ -84,9 +84,9 @@ ir::Plan vandermonde_plan(const Spec& model, const VandermondeStructure& s, bool
 // q-1 = 256"); cost and build require that it applies (UserError with the
 // reason otherwise).
 struct StructuredGenerator {
-  std::function<std::string(const Spec&, const CostModel&)> why_not;
-  std::function<StructuredCost(const Spec&, const CostModel&)> cost;
-  std::function<ir::Plan(const Spec&, const CostModel&)> build;
+  std::function<std::string(const Spec&, const passes::CostModel&)> why_not;
+  std::function<StructuredCost(const Spec&, const passes::CostModel&)> cost;
+  std::function<ir::Plan(const Spec&, const passes::CostModel&)> build;
 };
 const StructuredGenerator& dft_generator();
 const StructuredGenerator& draw_loose_generator();
@@ -102,7 +102,7 @@ const StructuredGenerator& cauchy_generator();
 StructuredGenerator vandermonde_generator(std::string name, bool inverse, bool need_dft);
 // The structure of `points` for a generator, or a UserError "<name> <why>".
 VandermondeStructure structure_or_error(const std::string& name, const Field& f, const std::vector<Elem>& points,
-                                        uint32_t p, const CostModel& cm, bool allow_permutation, bool need_dft);
+                                        uint32_t p, const passes::CostModel& cm, bool allow_permutation, bool need_dft);
 // The checks every structured generator shares (encode, λ = 1, one of the
 // `families`): "" or the reason, starting with `name`.
 std::string structured_spec_why_not(const std::string& name, const Spec& s, const std::vector<std::string>& families);

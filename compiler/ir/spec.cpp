@@ -179,4 +179,56 @@ void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
   if (max_ranks <= kMaxPlanRanks) check_postcondition_size(s);
 }
 
+uint64_t total_count(const Spec& s) {
+  uint64_t total = 0;
+  for (uint32_t c : s.counts) total += c;
+  if (total == 0 || total > (1u << 24))
+    user_error("{}: total {} count {} must be in 1..16777216", op_name(s.op),
+               s.op == OpKind::Allgatherv ? "block" : "item", total);
+  return total;
+}
+
+
+namespace {
+
+// Rank k's counts; `total` = total_count(s) where the operation has counts.
+RankIO rank_io(const Spec& s, uint32_t k, uint64_t total) {
+  const uint32_t n = s.blocks;
+  switch (s.op) {
+    case OpKind::Encode: return {n, n};
+    case OpKind::DecentralizedEncode: {
+      const bool systematic = s.matrix.cols != s.N;
+      return {k < s.K ? n : 0, (!systematic || k >= s.K) ? n : 0};
+    }
+    case OpKind::Broadcast: return {k == s.root ? n : 0, n};
+    case OpKind::Reduce: return {n, k == s.root ? n : 0};
+    case OpKind::Allgather: return {n, s.K * n};
+    case OpKind::Allreduce: return {n, n};
+    case OpKind::ReduceScatter: return {s.K * n, n};
+    case OpKind::Allgatherv: return {s.counts[k], static_cast<uint32_t>(total)};
+    case OpKind::Prefix:
+      if (s.counts.empty()) return {1, 1};
+      return {s.counts[k], s.counts[k]};
+  }
+  return {};
+}
+
+}  // namespace
+
+RankIO rank_io(const Spec& s, uint32_t k) {
+  validate_spec_basics(s, kMaxRankLocalRanks);
+  if (k >= num_ranks(s)) user_error("rank {} is not a processor (valid: 0..{})", k, num_ranks(s) - 1);
+  const bool counted = s.op == OpKind::Allgatherv || (s.op == OpKind::Prefix && !s.counts.empty());
+  return rank_io(s, k, counted ? total_count(s) : 0);
+}
+
+std::vector<RankIO> rank_ios(const Spec& s) {
+  validate_spec_basics(s);
+  const bool counted = s.op == OpKind::Allgatherv || (s.op == OpKind::Prefix && !s.counts.empty());
+  const uint64_t total = counted ? total_count(s) : 0;
+  std::vector<RankIO> io(num_ranks(s));
+  for (uint32_t k = 0; k < io.size(); ++k) io[k] = rank_io(s, k, total);
+  return io;
+}
+
 }  // namespace collplan

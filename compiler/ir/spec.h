@@ -111,4 +111,18 @@ inline constexpr uint32_t kMaxRankLocalRanks = uint32_t{1} << 31;
 // kMaxPlanRanks for a whole plan, kMaxRankLocalRanks for a rank-local one.
 void validate_spec_basics(const Spec& s, uint32_t max_ranks = kMaxPlanRanks);
 
+// Rank k's input and output counts, as the operation's postcondition has them, from
+// the spec alone and without the map (O(1); O(K) for allgatherv's Σ counts):
+// what a rank compiled alone or read alone is checked against. K may be up
+// to kMaxRankLocalRanks. UserError for a bad spec or k >= num_ranks(spec).
+struct RankIO {
+  uint32_t inputs = 0, outputs = 0;
+};
+RankIO rank_io(const Spec& spec, uint32_t k);
+// Every rank's counts, in O(ranks): what a whole plan's programs must list,
+// known without building the map.
+std::vector<RankIO> rank_ios(const Spec& spec);
+// Σ counts of allgatherv or of prefix with counts; UserError outside 1..2^24.
+uint64_t total_count(const Spec& spec);
+
 }  // namespace collplan

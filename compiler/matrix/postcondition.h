@@ -51,18 +51,6 @@ struct Postcondition {
 
 Postcondition postcondition(const Spec& spec);
 
-// Rank k's input and output counts, as postcondition(spec) has them, from
-// the spec alone and without the map (O(1); O(K) for allgatherv's Σ counts):
-// what a rank compiled alone or read alone is checked against. K may be up
-// to kMaxRankLocalRanks. UserError for a bad spec or k >= num_ranks(spec).
-struct RankIO {
-  uint32_t inputs = 0, outputs = 0;
-};
-RankIO rank_io(const Spec& spec, uint32_t k);
-// Every rank's counts, in O(ranks): what a whole plan's programs must list,
-// known without building the map.
-std::vector<RankIO> rank_ios(const Spec& spec);
-
 // The matrix of an encode or decentralized-encode spec, its shape and digest
 // checked (UserError otherwise): the M of the map M ⊗ I_n, without building
 // the map.

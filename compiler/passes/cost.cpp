@@ -1,6 +1,5 @@
 #include "passes/cost.h"
 
-#include "gen/searched.h"
 
 #include <algorithm>
 
@@ -56,7 +55,7 @@ uint64_t block_broadcast_C2_bound(uint64_t K, uint32_t p, uint64_t n) {
   return (n + p - 1) / p - 1 + lemma1_bound(K, p);
 }
 
-CostReport cost(const ir::Plan& plan) {
+CostReport cost(const ir::Plan& plan, const SearchBound* search) {
   CostReport c;
   c.C1 = plan.num_steps;
   c.step_sizes.assign(plan.num_steps, 0);
@@ -102,11 +101,10 @@ CostReport cost(const ir::Plan& plan) {
     c.lb_C2 = c.lb_C1;
     c.lb_C2_name = "one element per step";
   }
-  if (spec.op == OpKind::Encode && spec.lambda == 1 && spec.blocks == 1)
-    if (const gen::SearchedEntry* e = gen::find_searched(spec.K, spec.p)) {
-      c.search_lb_C2 = e->proven_bound;
-      c.search_C1 = e->C1;
-    }
+  if (search && spec.op == OpKind::Encode && spec.lambda == 1 && spec.blocks == 1) {
+    c.search_lb_C2 = search->lb_C2;
+    c.search_C1 = search->C1;
+  }
   // Optimality: a plan meeting both bounds is optimal among every plan the
   // bounds cover (for encode: the universal ones); the search's bound
   // covers relay-and-combine plans with C1 at its bound.

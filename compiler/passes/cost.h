@@ -78,9 +78,9 @@ struct CostReport {
   // "receive volume" (allgather, allgatherv, reduce-scatter:
   // gather_C2_bound).
   const char* lb_C2_name = "";
-  // Encode, λ = 1, (K, p) in the shipped search table (gen/searched.h): no
-  // relay-and-combine plan with C1 = search_C1 has C2 < search_lb_C2
-  // (0 = no entry).
+  // Encode, λ = 1, when the caller handed a SearchBound (the pipeline does,
+  // from the shipped search table): no relay-and-combine plan with
+  // C1 = search_C1 has C2 < search_lb_C2 (0 = none given).
   uint64_t search_lb_C2 = 0;
   uint32_t search_C1 = 0;
   // C1 and C2 equal lb_C1 and a non-zero lb_C2: optimal among every plan the
@@ -92,7 +92,26 @@ struct CostReport {
   double time(double beta, double tau, uint64_t len) const { return C1 * beta + static_cast<double>(C2) * len * tau; }
 };
 
-CostReport cost(const ir::Plan& plan);
+// A bound proven by the plan search (docs/search.md) for an encode of one
+// block with λ = 1: no relay-and-combine plan with C1 steps has C2 < lb_C2.
+// Data handed in by the caller (pipeline::plan_cost looks it up in the
+// shipped table), so that cost needs nothing from the generators.
+struct SearchBound {
+  uint32_t C1 = 0;
+  uint64_t lb_C2 = 0;
+};
+
+// `search`: taken only for an encode of one block with λ = 1.
+CostReport cost(const ir::Plan& plan, const SearchBound* search = nullptr);
+
+// The linear time model C1·β + C2·ℓ·τ, with which `--algorithm auto` and
+// cost-driven generator parameters (splits, block counts) choose.
+struct CostModel {
+  double beta = 1.0;
+  double tau = 1.0;
+  uint64_t len = 1;
+  double time(uint32_t C1, uint64_t C2) const { return C1 * beta + static_cast<double>(C2) * len * tau; }
+};
 
 // One rank's part of the cost, all that a single-rank file (`collplan
 // extract`) can tell: the plan's C1 (from the header), the steps this rank

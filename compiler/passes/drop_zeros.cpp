@@ -5,7 +5,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "passes/simulate.h"
+#include "ir/simulate.h"
 
 namespace collplan::passes {
 

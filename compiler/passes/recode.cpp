@@ -5,7 +5,7 @@
 
 #include "matrix/matrix.h"
 #include "matrix/postcondition.h"
-#include "passes/simulate.h"
+#include "ir/simulate.h"
 #include "support/error.h"
 
 namespace collplan::passes {

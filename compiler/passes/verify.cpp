@@ -6,8 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "ir/validate.h"
 #include "matrix/postcondition.h"
-#include "passes/simulate.h"
+#include "ir/simulate.h"
 #include "support/error.h"
 
 namespace collplan::passes {
@@ -30,186 +31,24 @@ namespace {
 
 using namespace ir;
 
-struct SendInfo {
-  Rank to;
-  size_t size;
-  StepNo t;
-  bool matched = false;
-};
-
-void check_combo(const Field& f, const Program& prog, StepNo t, const std::vector<Term>& terms, const std::string& where) {
-  for (const Term& term : terms) {
-    if (term.slot >= prog.num_slots)
-      verify_error("rank {} step {}: {} reads slot {}, but the rank has {} slots (valid: 0..{})", prog.rank, t, where,
-                   term.slot, prog.num_slots, prog.num_slots - 1);
-    if (!f.valid(term.coeff))
-      verify_error("rank {} step {}: {} has coefficient {} on slot {}, not an element of {} (valid: 0..{})", prog.rank, t,
-                   where, term.coeff, term.slot, f.name(), f.size() - 1);
-  }
-}
-
-void check_io(const Spec& spec, const Program& prog, uint32_t k, uint32_t n_in, uint32_t n_out) {
-  if (prog.inputs.size() != n_in)
-    verify_error("rank {}: has {} input slots, {} needs {}", k, prog.inputs.size(), op_name(spec.op), n_in);
-  if (prog.outputs.size() != n_out)
-    verify_error("rank {}: has {} output slots, {} needs {}", k, prog.outputs.size(), op_name(spec.op), n_out);
-}
-
 // A whole plan's postcondition, built only once the plan has the rank
 // count and every program the input and output counts the spec gives it
 // (rank_ios: from the spec alone, O(ranks)). The map can have 2^28 entries;
 // a small file that claims a large operation is refused in time
 // proportional to the file, whichever entry point reads it.
 Postcondition checked_postcondition(const Plan& plan) {
-  const Spec& spec = plan.spec;
-  validate_spec_basics(spec);
-  if (plan.ranks.size() != num_ranks(spec))
-    verify_error("plan has {} rank programs, the spec needs {}", plan.ranks.size(), num_ranks(spec));
-  const std::vector<RankIO> io = rank_ios(spec);
-  for (uint32_t k = 0; k < io.size(); ++k) check_io(spec, plan.ranks[k], k, io[k].inputs, io[k].outputs);
-  return postcondition(spec);
-}
-
-// The rules of plan.h that rank k's program must keep on its own: bounds,
-// ports, postal timing of its receives, nothing in flight after the last
-// step, no read before write, outputs written, n_in inputs and n_out outputs.
-// Every send it makes is passed to on_send (when given) for matching.
-void check_program(const Spec& spec, uint32_t num_steps, const Program& prog, uint32_t k, uint32_t n_in, uint32_t n_out,
-                   const std::function<void(const Send&, StepNo)>& on_send) {
-  const uint32_t R = num_ranks(spec);
-  const uint64_t P = spec.p, lam = spec.lambda;
-  if (prog.rank != k) verify_error("program {} is labelled rank {}", k, prog.rank);
-  check_io(spec, prog, k, n_in, n_out);
-  std::vector<uint8_t> defined(prog.num_slots, 0);
-  for (SlotId s : prog.inputs) {
-    if (s >= prog.num_slots) verify_error("rank {}: input slot {} is out of range (the rank has {} slots)", k, s, prog.num_slots);
-    if (defined[s]) verify_error("rank {}: slot {} is used for two inputs", k, s);
-    defined[s] = 1;
-  }
-  for (SlotId s : prog.outputs)
-    if (s >= prog.num_slots) verify_error("rank {}: output slot {} is out of range (the rank has {} slots)", k, s, prog.num_slots);
-
-  StepNo prev = 0;
-  std::vector<StepNo> port_send(P, 0), port_recv(P, 0);
-  std::vector<StepNo> written_at(prog.num_slots, 0);
-  for (const Step& st : prog.steps) {
-    const StepNo t = st.t;
-    if (t <= prev) verify_error("rank {}: step {} comes after step {} (steps must increase)", k, t, prev);
-    if (t < 1 || t > num_steps) verify_error("rank {}: step {} is outside 1..{}", k, t, num_steps);
-    prev = t;
-    // (1) sends read the state at the end of step t−1.
-    for (size_t si = 0; si < st.sends.size(); ++si) {
-      const Send& s = st.sends[si];
-      if (s.port >= P) verify_error("rank {} step {}: send on port {}, but p = {} (valid ports: 0..{})", k, t, s.port, P, P - 1);
-      if (port_send[s.port] == t) verify_error("rank {} step {}: port {} sends twice in one step", k, t, s.port);
-      port_send[s.port] = t;
-      if (s.to >= R) verify_error("rank {} step {} port {}: destination rank {} does not exist (valid: 0..{})", k, t, s.port, s.to, R - 1);
-      if (s.to == k) verify_error("rank {} step {} port {}: sends to itself (a local copy must be an op)", k, t, s.port);
-      if (s.payload.empty()) verify_error("rank {} step {} port {}: empty message to rank {}", k, t, s.port, s.to);
-      for (size_t e = 0; e < s.payload.size(); ++e) {
-        const std::string where = fmt::format("send on port {} (element {})", s.port, e);
-        check_combo(spec.field, prog, t, s.payload[e].terms, where);
-        for (const Term& term : s.payload[e].terms)
-          if (!defined[term.slot])
-            verify_error("rank {} step {}: {} reads slot {} before it holds a value", k, t, where, term.slot);
-      }
-      if (t + lam - 1 > num_steps)
-        verify_error("rank {} step {} port {}: message to rank {} would arrive in step {}, after the last step {} (still in flight)",
-                     k, t, s.port, s.to, t + lam - 1, num_steps);
-      if (on_send) on_send(s, t);
-    }
-    // (2) receives.
-    for (const Recv& r : st.recvs) {
-      if (r.port >= P) verify_error("rank {} step {}: receive on port {}, but p = {} (valid ports: 0..{})", k, t, r.port, P, P - 1);
-      if (port_recv[r.port] == t) verify_error("rank {} step {}: port {} receives twice in one step", k, t, r.port);
-      port_recv[r.port] = t;
-      if (r.from >= R) verify_error("rank {} step {} port {}: source rank {} does not exist (valid: 0..{})", k, t, r.port, r.from, R - 1);
-      if (r.from == k) verify_error("rank {} step {} port {}: receives from itself", k, t, r.port);
-      if (static_cast<uint64_t>(r.sent_at) + lam - 1 != t)
-        verify_error("rank {} step {} port {}: receives a message sent in step {}, but with lambda = {} a message received in step {} was sent in step {} (latency violated)",
-                     k, t, r.port, r.sent_at, lam, t, static_cast<int64_t>(t) - static_cast<int64_t>(lam) + 1);
-      if (r.into.empty()) verify_error("rank {} step {} port {}: empty receive from rank {}", k, t, r.port, r.from);
-      for (SlotId s : r.into) {
-        if (s >= prog.num_slots)
-          verify_error("rank {} step {} port {}: receives into slot {}, but the rank has {} slots", k, t, r.port, s, prog.num_slots);
-        if (written_at[s] == t) verify_error("rank {} step {} port {}: slot {} is written twice by this step's receives", k, t, r.port, s);
-        written_at[s] = t;
-      }
-    }
-    for (const Recv& r : st.recvs)
-      for (SlotId s : r.into) defined[s] = 1;
-    // (3) ops in order.
-    for (size_t oi = 0; oi < st.ops.size(); ++oi) {
-      const Op& op = st.ops[oi];
-      const std::string where = fmt::format("op {} (slot {} := ...)", oi, op.dst);
-      if (op.dst >= prog.num_slots)
-        verify_error("rank {} step {}: op {} writes slot {}, but the rank has {} slots", k, t, oi, op.dst, prog.num_slots);
-      check_combo(spec.field, prog, t, op.terms, where);
-      for (const Term& term : op.terms)
-        if (!defined[term.slot]) verify_error("rank {} step {}: {} reads slot {} before it holds a value", k, t, where, term.slot);
-      defined[op.dst] = 1;
-    }
-  }
-  for (size_t j = 0; j < prog.outputs.size(); ++j)
-    if (!defined[prog.outputs[j]])
-      verify_error("rank {}: output {} (slot {}) never receives a value", k, j, prog.outputs[j]);
+  ir::check_io_counts(plan);
+  return postcondition(plan.spec);
 }
 
 }  // namespace
 
-void verify_structure(const Plan& plan) { verify_structure(plan, checked_postcondition(plan)); }
-
 void verify_rank_structure(const Spec& spec, uint32_t num_steps, const Program& prog, uint32_t max_ranks) {
-  validate_spec_basics(spec, max_ranks);
-  const uint32_t R = num_ranks(spec);
-  if (prog.rank >= R) verify_error("program of rank {}, but the plan has ranks 0..{}", prog.rank, R - 1);
-  if (num_steps > (1u << 24)) verify_error("plan has {} steps (at most 16777216 supported)", num_steps);
   // The counts from the spec alone (a broadcast's map has K·n columns); an
   // encode's matrix is still checked against the header's digest.
+  validate_spec_basics(spec, max_ranks);
   if (spec.op == OpKind::Encode || spec.op == OpKind::DecentralizedEncode) (void)coded_matrix(spec);
-  const RankIO io = rank_io(spec, prog.rank);
-  check_program(spec, num_steps, prog, prog.rank, io.inputs, io.outputs, {});
-}
-
-void verify_structure(const Plan& plan, const Postcondition& pc) {
-  const Spec& spec = plan.spec;
-  validate_spec_basics(spec);
-  const uint32_t R = num_ranks(spec);
-  if (plan.ranks.size() != R) verify_error("plan has {} rank programs, the spec needs {}", plan.ranks.size(), R);
-  if (plan.num_steps > (1u << 24)) verify_error("plan has {} steps (at most 16777216 supported)", plan.num_steps);
-  const uint64_t P = spec.p, lam = spec.lambda;
-  std::unordered_map<uint64_t, SendInfo> sends;  // key (from, port, t)
-  auto key = [&](Rank from, Port port, StepNo t) { return (static_cast<uint64_t>(t) * R + from) * P + port; };
-
-  for (uint32_t k = 0; k < R; ++k)
-    check_program(spec, plan.num_steps, plan.ranks[k], k, pc.inputs_per_rank[k], pc.outputs_per_rank[k],
-                  [&](const Send& s, StepNo t) { sends.emplace(key(k, s.port, t), SendInfo{s.to, s.payload.size(), t}); });
-
-  // Match every receive with exactly one send.
-  for (uint32_t k = 0; k < R; ++k)
-    for (const Step& st : plan.ranks[k].steps)
-      for (const Recv& r : st.recvs) {
-        auto it = sends.find(key(r.from, r.port, r.sent_at));
-        if (it == sends.end())
-          verify_error("rank {} step {} port {}: receives from rank {} a message sent in step {}, but rank {} sends nothing on port {} in step {}",
-                       k, st.t, r.port, r.from, r.sent_at, r.from, r.port, r.sent_at);
-        SendInfo& si = it->second;
-        if (si.to != k)
-          verify_error("rank {} step {} port {}: expects a message from rank {} (sent in step {}), but that message goes to rank {}",
-                       k, st.t, r.port, r.from, r.sent_at, si.to);
-        if (si.matched)
-          verify_error("rank {} step {} port {}: the message from rank {} sent in step {} is received twice", k, st.t, r.port, r.from, r.sent_at);
-        if (si.size != r.into.size())
-          verify_error("rank {} step {} port {}: receives {} elements from rank {}, but the message sent in step {} has {}",
-                       k, st.t, r.port, r.into.size(), r.from, r.sent_at, si.size);
-        si.matched = true;
-      }
-  for (const auto& [kk, si] : sends)
-    if (!si.matched) {
-      const uint64_t port = kk % P, from = (kk / P) % R;
-      verify_error("rank {} step {} port {}: the message to rank {} is never received (rank {} has no receive on port {} in step {})",
-                   from, si.t, port, si.to, si.to, port, si.t + lam - 1);
-    }
+  ir::verify_rank_structure(spec, num_steps, prog, max_ranks);
 }
 
 namespace {
@@ -288,7 +127,7 @@ struct RandomCheck : LinearDomain {
 VerifyReport verify(const Plan& plan, const VerifyOptions& opt) { return verify(plan, checked_postcondition(plan), opt); }
 
 VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptions& opt) {
-  verify_structure(plan, pc);
+  ir::verify_structure(plan, pc.inputs_per_rank, pc.outputs_per_rank);
   const Field& f = plan.spec.field;
   VerifyReport rep;
   rep.mode = opt.mode;

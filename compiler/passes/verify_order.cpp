@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "passes/simulate.h"
+#include "ir/simulate.h"
 #include "passes/verify.h"
 #include "support/error.h"
 

@@ -44,7 +44,7 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/ir/plan.h"
+#include "ir/plan.h"
 
 namespace collplan::sim {
 

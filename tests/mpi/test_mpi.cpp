@@ -23,9 +23,9 @@
 
 #include "gen/circulant_plans.h"
 #include "matrix/matrix.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "runtime/engine.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "runtime/transport/mpi.h"
 #include "support/error.h"
 
@@ -67,9 +67,9 @@ Spec prefix(uint32_t K, uint32_t lambda, const Field& f) {
 }
 
 ir::Plan compile(const Spec& s, const std::string& algorithm) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  return passes::compile(s, opt).plan;
+  return pipeline::compile(s, opt).plan;
 }
 
 // Replays `plan` through mpi::Collective at several lengths and compares.

@@ -16,11 +16,11 @@
 #include "matrix/codes.h"
 #include "matrix/postcondition.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/recode.h"
 #include "passes/verify.h"
 #include "passes/widen.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -75,7 +75,7 @@ TEST_CASE("widen: n copies of a one-block plan compute the n-block operation, C2
           if (p > 1 && (op == OpKind::Allgather || op == OpKind::Allreduce)) continue;
           INFO(op_name(op) << " K=" << K << " p=" << p << " n=" << n);
           Spec s = block_op(op, K, p);
-          const ir::Plan one = passes::compile(s, passes::CompileOptions{}).plan;
+          const ir::Plan one = pipeline::compile(s, pipeline::CompileOptions{}).plan;
           const ir::Plan wide = passes::widen(one, n);
           CHECK(wide.spec.blocks == n);
           passes::verify(wide, kExact);
@@ -86,7 +86,7 @@ TEST_CASE("widen: n copies of a one-block plan compute the n-block operation, C2
 }
 
 TEST_CASE("widen: a block mix-up is caught, and bad input is refused by name", "[blocks]") {
-  const ir::Plan one = passes::compile(block_op(OpKind::Broadcast, 6, 1), passes::CompileOptions{}).plan;
+  const ir::Plan one = pipeline::compile(block_op(OpKind::Broadcast, 6, 1), pipeline::CompileOptions{}).plan;
   ir::Plan wide = passes::widen(one, 3);
   std::swap(wide.ranks[1].outputs[0], wide.ranks[1].outputs[2]);  // rank 1 gets block 2 as block 0
   CHECK_THROWS_AS(passes::verify(wide, kExact), VerifyError);
@@ -94,7 +94,7 @@ TEST_CASE("widen: a block mix-up is caught, and bad input is refused by name", "
   CHECK_THROWS_WITH(passes::widen(one, 0), Catch::Contains("n = 0"));
   Spec v = block_op(OpKind::Allgatherv, 3, 1);
   v.counts = {1, 0, 2};
-  CHECK_THROWS_WITH(passes::widen(passes::compile(v, passes::CompileOptions{}).plan, 2), Catch::Contains("allgatherv"));
+  CHECK_THROWS_WITH(passes::widen(pipeline::compile(v, pipeline::CompileOptions{}).plan, 2), Catch::Contains("allgatherv"));
   Spec pre = block_op(OpKind::Prefix, 4, 1);
   pre.blocks = 3;
   CHECK_THROWS_WITH(validate_spec_basics(pre), Catch::Contains("blocks = 3") && Catch::Contains("counts"));
@@ -102,7 +102,7 @@ TEST_CASE("widen: a block mix-up is caught, and bad input is refused by name", "
 
 TEST_CASE("encode of n-block vectors: every encode generator, widened, exact", "[blocks]") {
   const Field f = Field::prime(257);  // 256 = 2^8: dft applies for K = 4, 16
-  const gen::CostModel cm;
+  const passes::CostModel cm;
   for (uint32_t K : {4u, 7u, 16u})
     for (uint32_t n : {2u, 3u}) {
       Spec s = make_encode_spec(K, 1, 1, f, matrix_random(K, K * 31 + n, f));
@@ -110,13 +110,13 @@ TEST_CASE("encode of n-block vectors: every encode generator, widened, exact", "
       for (const gen::Candidate& c : gen::candidates(s, cm)) {
         if (!c.why_not.empty()) continue;
         INFO("K=" << K << " n=" << n << " " << c.generator->name);
-        passes::CompileOptions opt;
+        pipeline::CompileOptions opt;
         opt.algorithm = c.generator->name;
         opt.verify = kExact;
-        const auto res = passes::compile(s, opt);
+        const auto res = pipeline::compile(s, opt);
         Spec one = s;
         one.blocks = 1;
-        const auto res1 = passes::compile(one, opt);
+        const auto res1 = pipeline::compile(one, opt);
         CHECK(res.generator_cost.C1 == res1.generator_cost.C1);
         CHECK(res.generator_cost.C2 == n * res1.generator_cost.C2);
         CHECK(c.C2 == res.generator_cost.C2);  // the estimate knows the widening
@@ -126,17 +126,17 @@ TEST_CASE("encode of n-block vectors: every encode generator, widened, exact", "
   {
     Spec w = make_encode_spec(8, 1, 1, f, matrix_random(8, 3, f));
     w.blocks = 2;
-    ir::Plan plan = passes::compile(w, passes::CompileOptions{}).plan;
+    ir::Plan plan = pipeline::compile(w, pipeline::CompileOptions{}).plan;
     CHECK_THROWS_WITH(passes::recode(plan, matrix_random(8, 4, f)), Catch::Contains("blocks = 2"));
   }
   // A structured family: the permuted DFT over GF(257), K = 16, 4 blocks.
   for (const char* alg : {"dft", "inverse-dft"}) {
     Spec d = make_encode_spec(16, 1, 1, f, matrix_dft(16, 2, f, std::string(alg) == "inverse-dft"));
     d.blocks = 4;
-    passes::CompileOptions opt;
+    pipeline::CompileOptions opt;
     opt.algorithm = alg;
     opt.verify = kExact;
-    const auto res = passes::compile(d, opt);
+    const auto res = pipeline::compile(d, opt);
     CHECK(res.cost.C1 == 4);  // H = log_2 16 rounds, as for one block
     CHECK(res.plan.ranks[3].outputs.size() == 4);
   }
@@ -190,7 +190,7 @@ uint32_t grid_C1(uint32_t N, uint32_t K, uint32_t p, uint32_t n, double beta, do
 
 TEST_CASE("decentralized encode in n blocks: every generator exact over a grid, the grid's C1 as chosen",
           "[blocks][decentralized]") {
-  const gen::CostModel latency{1000.0, 1.0, 1}, bandwidth{1.0, 1000.0, 1};
+  const passes::CostModel latency{1000.0, 1.0, 1}, bandwidth{1.0, 1000.0, 1};
   uint32_t plans = 0, streamed = 0;
   for (uint32_t N = 2; N <= 13; ++N)
     for (uint32_t K = 1; K < N; ++K)
@@ -198,7 +198,7 @@ TEST_CASE("decentralized encode in n blocks: every generator exact over a grid, 
         for (uint32_t n : {2u, 3u, 7u}) {
           if ((N + K + p + n) % 3 != 0 && N > 6) continue;  // a third of the larger N
           INFO("N=" << N << " K=" << K << " p=" << p << " n=" << n);
-          for (const gen::CostModel& cm : {latency, bandwidth}) {
+          for (const passes::CostModel& cm : {latency, bandwidth}) {
             const Spec s = dec_spec(N, K, p, true, n, N * 100 + K * 10 + p + n);
             const ir::Plan grid = gen::decentralized_grid(s, cm);
             passes::verify(grid, kExact);
@@ -208,7 +208,7 @@ TEST_CASE("decentralized encode in n blocks: every generator exact over a grid, 
               ++streamed;
             ++plans;
           }
-          const gen::CostModel cm;
+          const passes::CostModel cm;
           passes::verify(gen::decentralized_naive(dec_spec(N, K, p, true, n, N + K)), kExact);
           passes::verify(gen::decentralized_padded(dec_spec(N, K, p, true, n, N + K), cm), kExact);
           passes::verify(gen::decentralized_padded(dec_spec(N, K, p, false, n, N * K), cm), kExact);
@@ -220,7 +220,7 @@ TEST_CASE("decentralized encode in n blocks: every generator exact over a grid, 
 }
 
 TEST_CASE("decentralized encode in n blocks: postal latency and a prime field", "[blocks][decentralized]") {
-  const gen::CostModel bandwidth{1.0, 1000.0, 1};
+  const passes::CostModel bandwidth{1.0, 1000.0, 1};
   for (uint32_t lambda : {2u, 3u})
     for (auto [N, K] : {std::pair{9u, 4u}, {9u, 6u}, {13u, 3u}})
       for (bool sys : {true, false}) {
@@ -234,7 +234,7 @@ TEST_CASE("decentralized encode in n blocks: postal latency and a prime field", 
 TEST_CASE("streaming long vectors pays: the blocked grid against the widened one-block grid",
           "[blocks][decentralized]") {
   // K < R: the row broadcasts dominate (rows of d + 1 = 8 ranks, q = 3).
-  const gen::CostModel bandwidth{1.0, 1000.0, 1};
+  const passes::CostModel bandwidth{1.0, 1000.0, 1};
   for (uint32_t n : {4u, 16u}) {
     const Spec s = dec_spec(64, 8, 1, true, n, 3);
     Spec one = s;
@@ -256,9 +256,9 @@ TEST_CASE("decentralized encode in n blocks: compile and replay equal direct enc
   for (auto [N, K, n] : {std::tuple{24u, 4u, 6u}, {20u, 16u, 3u}, {9u, 5u, 2u}})
     for (bool sys : {true, false}) {
       INFO("N=" << N << " K=" << K << " n=" << n << " sys=" << sys);
-      passes::CompileOptions opt;
-      opt.cost_model = gen::CostModel{1.0, 1.0, 4096};  // long blocks: streaming wins where it applies
-      const auto res = passes::compile(dec_spec(N, K, 1, sys, n, N * K + n), opt);
+      pipeline::CompileOptions opt;
+      opt.cost_model = passes::CostModel{1.0, 1.0, 4096};  // long blocks: streaming wins where it applies
+      const auto res = pipeline::compile(dec_spec(N, K, 1, sys, n, N * K + n), opt);
       CHECK(res.plan.ranks[K].outputs.size() == n);
       const auto rep = rt::replay_and_compare(res.plan, 100, 7, 1);
       CHECK(rep.equal);
@@ -274,7 +274,7 @@ TEST_CASE("blocks: a postcondition too large to check is refused by name", "[blo
 
 TEST_CASE("decentralized encode in n blocks: every N <= 40, K < N, p <= 2, n in {2, 4, 5}, exact",
           "[blocks][decentralized][.slow][slow]") {
-  const gen::CostModel bandwidth{1.0, 1000.0, 1};
+  const passes::CostModel bandwidth{1.0, 1000.0, 1};
   uint32_t plans = 0;
   for (uint32_t N = 2; N <= 40; ++N)
     for (uint32_t K = 1; K < N; ++K)
@@ -308,11 +308,11 @@ TEST_CASE("blocks auto for decentralized encode: the n of the least modeled time
       auto time_of = [&](uint32_t k) {
         Spec t = s;
         t.blocks = k;
-        const gen::CostModel cm{beta, 1.0, (m + k - 1) / k};
-        passes::CompileOptions opt;
+        const passes::CostModel cm{beta, 1.0, (m + k - 1) / k};
+        pipeline::CompileOptions opt;
         opt.algorithm = sys ? "decentralized-grid" : "decentralized-grouped";
         opt.cost_model = cm;
-        const auto res = passes::compile(t, opt);
+        const auto res = pipeline::compile(t, opt);
         return cm.time(res.cost.C1, res.cost.C2);
       };
       const double chosen = time_of(n), slack = 1.0 + 64.0 * n / static_cast<double>(m);
@@ -335,12 +335,12 @@ TEST_CASE("block broadcast C2 bound: every broadcast and reduce plan respects it
           s.blocks = n;
           const uint64_t bound = passes::block_broadcast_C2_bound(K, p, n);
           CHECK(bound == (n + p - 1) / p - 1 + log_ceil(K, p));
-          for (const gen::Candidate& c : gen::candidates(s, gen::CostModel{})) {
+          for (const gen::Candidate& c : gen::candidates(s, passes::CostModel{})) {
             if (!c.why_not.empty()) continue;
             INFO(op_name(op) << " K=" << K << " p=" << p << " n=" << n << " " << c.generator->name);
-            passes::CompileOptions opt;
+            pipeline::CompileOptions opt;
             opt.algorithm = c.generator->name;
-            const auto res = passes::compile(s, opt);
+            const auto res = pipeline::compile(s, opt);
             CHECK(res.cost.lb_C2 == bound);
             CHECK(res.cost.C2 >= bound);
             if (c.generator->name.rfind("circulant", 0) == 0) {
@@ -353,5 +353,5 @@ TEST_CASE("block broadcast C2 bound: every broadcast and reduce plan respects it
   // λ > 1: no bound is claimed.
   Spec s = block_op(OpKind::Broadcast, 9, 1);
   s.lambda = 2;
-  CHECK(passes::compile(s, passes::CompileOptions{}).cost.lb_C2 == 0);
+  CHECK(pipeline::compile(s, pipeline::CompileOptions{}).cost.lb_C2 == 0);
 }

@@ -18,8 +18,8 @@
 #include "collplan_tcp.h"
 #include "ir/binary.h"
 #include "matrix/matrix.h"
-#include "passes/pipeline.h"
-#include "runtime/replay.h"
+#include "pipeline/pipeline.h"
+#include "runtime/check/replay.h"
 #include "runtime/transport/tcp.h"
 #include "runtime/transport/threads.h"
 
@@ -28,9 +28,9 @@ using namespace collplan;
 namespace {
 
 ir::Plan compile(const Spec& s, const std::string& algorithm) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  return passes::compile(s, opt).plan;
+  return pipeline::compile(s, opt).plan;
 }
 
 ir::Plan encode_plan(uint32_t K, uint32_t p, const Field& f, uint64_t seed) {

@@ -16,9 +16,9 @@
 #include "gen/circulant_plans.h"
 #include "gen/registry.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -171,9 +171,9 @@ TEST_CASE("circulant plans replay equal to direct computation", "[circulant-plan
                         block_spec(OpKind::Allreduce, 12, 3), block_spec(OpKind::Reduce, 14, 4, 9),
                         block_spec(OpKind::Allgatherv, 10, 3, 0, {2, 0, 5, 1, 0, 3, 4, 0, 1, 2})}) {
     INFO(op_name(s.op));
-    passes::CompileOptions opt;
+    pipeline::CompileOptions opt;
     opt.algorithm = std::string("circulant-") + op_name(s.op);
-    const auto res = passes::compile(s, opt);
+    const auto res = pipeline::compile(s, opt);
     const auto rep = rt::replay_and_compare(res.plan, 257, 9, 1);
     CHECK(rep.equal);
     CHECK(rep.first_mismatch.empty());
@@ -194,7 +194,7 @@ TEST_CASE("circulant generators reject specs outside their model", "[circulant-p
 }
 
 TEST_CASE("circulant generators in --algorithm auto", "[circulant-plans]") {
-  gen::CostModel cm;
+  passes::CostModel cm;
   cm.beta = 10;
   cm.tau = 1;
   cm.len = 1000;

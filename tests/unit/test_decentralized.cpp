@@ -16,9 +16,9 @@
 #include "matrix/codes.h"
 #include "passes/cost.h"
 #include "passes/drop_zeros.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -54,7 +54,7 @@ uint32_t div_ceil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 // b^{Ts−1}, …, 1 (gen/prepare_shoot.h).
 std::vector<uint64_t> block_sizes(uint32_t n, uint32_t p) {
   if (n < 2) return {};
-  const gen::CostModel cm;
+  const passes::CostModel cm;
   const Field f = Field::gf256();
   const ir::Plan b = gen::block_encode(make_encode_spec(n, p, 1, f, matrix_random(n, 5, f)), cm);
   const auto c = passes::cost(b);
@@ -86,10 +86,10 @@ uint64_t block_C2_side_by_side(const std::vector<uint32_t>& sizes, uint32_t p) {
 // The delivered plan: generator, drop-zeros, alloc-slots, each followed by
 // the checker (the pipeline raises InternalError if a pass breaks the plan).
 void check_pipeline(const Spec& s, const char* algorithm) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
   opt.verify = kExact;
-  const auto res = passes::compile(s, opt);
+  const auto res = pipeline::compile(s, opt);
   CHECK(res.cost.C1 <= res.generator_cost.C1);
   CHECK(res.cost.C2 <= res.generator_cost.C2);
   CHECK(res.cost.C1 >= res.cost.lb_C1);  // the reported bound is a bound
@@ -103,7 +103,7 @@ struct Seen {
 // costs as stated.
 void check_all(uint32_t N, uint32_t K, uint32_t p, Seen& seen) {
   INFO("N=" << N << " K=" << K << " p=" << p);
-  const gen::CostModel cm;
+  const passes::CostModel cm;
   const uint32_t R = N - K;
   {  // systematic: grid, padded, naive
     const Spec s = dec_spec(N, K, p, true, 1000 * N + 10 * K + p);
@@ -177,7 +177,7 @@ TEST_CASE("decentralized encode: every N <= 48, K < N, p <= 3", "[decentralized]
 }
 
 TEST_CASE("decentralized encode with postal latency and prime fields", "[decentralized]") {
-  const gen::CostModel cm;
+  const passes::CostModel cm;
   for (uint32_t lambda : {2u, 3u})
     for (auto [N, K] : {std::pair{9u, 4u}, {9u, 6u}, {13u, 3u}, {10u, 5u}})
       for (bool sys : {true, false}) {
@@ -196,11 +196,11 @@ TEST_CASE("the C1 bound of a systematic code counts sinks and sources, not all N
   CHECK(c.C1 == 1);
   CHECK(c.lb_C1 == 1);
   // Non-systematic: every rank needs x_k, so the bound is over all N.
-  CHECK(passes::cost(gen::decentralized_padded(dec_spec(4, 2, 2, false, 5), gen::CostModel{})).lb_C1 == 2);
+  CHECK(passes::cost(gen::decentralized_padded(dec_spec(4, 2, 2, false, 5), passes::CostModel{})).lb_C1 == 2);
 }
 
 TEST_CASE("the plan names its layout and phases", "[decentralized]") {
-  const gen::CostModel cm;
+  const passes::CostModel cm;
   Spec s = dec_spec(11, 7, 2, true, 3);
   s.algorithm = "decentralized-grid";
   const std::string a = gen::decentralized_grid(s, cm).spec.algorithm;
@@ -303,7 +303,7 @@ std::vector<Elem> sink_outputs(const Spec& s, const std::vector<Elem>& x) {
 }  // namespace
 
 TEST_CASE("Reed-Solomon: every sink gets the codeword symbol of an independent encoder", "[decentralized][codes]") {
-  const gen::CostModel cm;
+  const passes::CostModel cm;
   for (const Field& f : {Field::gf256(), Field::prime(257)})
     for (auto [N, K] : {std::pair{24u, 16u}, {10u, 3u}, {9u, 8u}, {6u, 1u}}) {
       INFO(f.name() << " N=" << N << " K=" << K);
@@ -319,8 +319,8 @@ TEST_CASE("Reed-Solomon: every sink gets the codeword symbol of an independent e
       }
       for (bool sys : {true, false}) {
         const Spec s = make_decentralized_spec(N, K, 2, 1, f, code_matrix("rs", N, K, sys, 0, f));
-        passes::CompileOptions opt;
-        const auto res = passes::compile(s, opt);
+        pipeline::CompileOptions opt;
+        const auto res = pipeline::compile(s, opt);
         // Run the compiled plan on x through the runtime, one element per vector.
         std::vector<std::vector<std::vector<Elem>>> in(N);
         for (uint32_t k = 0; k < K; ++k) in[k] = {{x[k]}};
@@ -363,7 +363,7 @@ TEST_CASE("Reed-Solomon: one definition; A equals Gauss-Jordan's V_K^-1 V_R; poi
 // An RS plan by the grid on a model with cheap steps (β = 0.01): whether the
 // column encodes use the cauchy generator, verified exactly, and the sinks'
 // symbols against the interpolation encoder.
-std::string rs_grid_case(uint32_t N, uint32_t K, uint32_t p, const gen::CostModel& cm, const Field& f,
+std::string rs_grid_case(uint32_t N, uint32_t K, uint32_t p, const passes::CostModel& cm, const Field& f,
                          uint32_t want_C1, uint64_t want_C2) {
   const Spec s = make_decentralized_spec(N, K, p, 1, f, code_matrix("rs", N, K, true, 0, f));
   const ir::Plan plan = gen::decentralized_grid(s, cm);
@@ -380,14 +380,14 @@ std::string rs_grid_case(uint32_t N, uint32_t K, uint32_t p, const gen::CostMode
 
 TEST_CASE("Reed-Solomon blocks: the cauchy generator where its modeled time is lower", "[decentralized][codes]") {
   const Field f = Field::prime(257);
-  gen::CostModel cheap_steps;
+  passes::CostModel cheap_steps;
   cheap_steps.beta = 0.01;
   // K >= R, 64x64 blocks at p = 1: cauchy = inverse draw-and-loose + draw-and-loose,
   // M = 1, P = 2, H = 6: C1 = C2 = 2·6 = 12 against prepare-and-shoot's
   // C1 = 6, C2 = 14; plus the row reduce (1 step, 1 element).
   CHECK_THAT(rs_grid_case(128, 64, 1, cheap_steps, f, 13, 13), Catch::Contains("64x64 blocks of A by cauchy x:P=2 y:P=2"));
   // On the default model (β = τ = 1) prepare-and-shoot's 6 + 14 beats 12 + 12.
-  CHECK_THAT(rs_grid_case(128, 64, 1, gen::CostModel{}, f, 7, 15),
+  CHECK_THAT(rs_grid_case(128, 64, 1, passes::CostModel{}, f, 7, 15),
              Catch::Contains("64x64 blocks of A by prepare-shoot") && !Catch::Contains("cauchy"));
   // 32x32 blocks: cauchy's C2 = 10 equals prepare-and-shoot's, and its C1 is larger.
   CHECK_THAT(rs_grid_case(64, 32, 1, cheap_steps, f, 6, 11), Catch::Contains("by prepare-shoot"));
@@ -398,7 +398,7 @@ TEST_CASE("Reed-Solomon blocks: the cauchy generator where its modeled time is l
 }
 
 TEST_CASE("Reed-Solomon blocks: cauchy K x K blocks for K < R, and a runtime replay", "[.slow][slow][decentralized][codes]") {
-  gen::CostModel cheap_steps;
+  passes::CostModel cheap_steps;
   cheap_steps.beta = 0.01;
   // Row broadcasts (2 steps, 2 elements), then 64x64 cauchy blocks (12, 12).
   CHECK_THAT(rs_grid_case(192, 64, 1, cheap_steps, Field::prime(257), 14, 14), Catch::Contains("by cauchy"));
@@ -407,8 +407,8 @@ TEST_CASE("Reed-Solomon blocks: cauchy K x K blocks for K < R, and a runtime rep
   // matches direct encoding byte for byte.
   const Field f = Field::prime(257);
   const auto res =
-      passes::compile(make_decentralized_spec(128, 64, 1, 1, f, code_matrix("rs", 128, 64, true, 0, f)), [&] {
-        passes::CompileOptions o;
+      pipeline::compile(make_decentralized_spec(128, 64, 1, 1, f, code_matrix("rs", 128, 64, true, 0, f)), [&] {
+        pipeline::CompileOptions o;
         o.algorithm = "decentralized-grid";
         o.cost_model = cheap_steps;
         return o;
@@ -441,8 +441,8 @@ TEST_CASE("compile picks a decentralized generator; replay equals direct encodin
     for (bool sys : {true, false}) {
       INFO("N=" << N << " K=" << K << " len=" << len << " sys=" << sys);
       Spec s = dec_spec(N, K, 2, sys, N * K);
-      passes::CompileOptions opt;
-      const auto res = passes::compile(s, opt);
+      pipeline::CompileOptions opt;
+      const auto res = pipeline::compile(s, opt);
       CHECK_THAT(res.plan.spec.algorithm, Catch::StartsWith("decentralized-"));
       const auto rep = rt::replay_and_compare(res.plan, len, 99, 1);
       CHECK(rep.equal);
@@ -451,7 +451,7 @@ TEST_CASE("compile picks a decentralized generator; replay equals direct encodin
 }
 
 TEST_CASE("decentralized encode: bad input names the bad value", "[decentralized]") {
-  const gen::CostModel cm;
+  const passes::CostModel cm;
   Spec s = dec_spec(10, 4, 2, true, 1);
   s.N = 4;
   CHECK_THROWS_AS_USER(gen::decentralized_grid(s, cm), Catch::Contains("N = 4"));

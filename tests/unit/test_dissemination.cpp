@@ -15,9 +15,9 @@
 #include "gen/registry.h"
 #include "matrix/postcondition.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -68,13 +68,13 @@ void replay(const ir::Plan& plan) {
 // compares C1, C2 with `C1`, `C2` and the generator's estimate.
 passes::CostReport check(const Spec& s, const std::string& algorithm, uint32_t C1, uint64_t C2) {
   const gen::GeneratorInfo& g = gen::find_generator(algorithm);
-  const ir::Plan plan = g.build(s, gen::CostModel{});
+  const ir::Plan plan = g.build(s, passes::CostModel{});
   REQUIRE_NOTHROW(passes::verify(plan, kExact));
   replay(plan);
   const passes::CostReport c = passes::cost(plan);
   CHECK(c.C1 == C1);
   CHECK(c.C2 == C2);
-  const auto e = g.estimate(s, gen::CostModel{});
+  const auto e = g.estimate(s, passes::CostModel{});
   CHECK(e.C1 == c.C1);
   CHECK(e.C2 == c.C2);
   return c;
@@ -205,9 +205,9 @@ TEST_CASE("p-port collectives replay equal to the direct computation", "[dissemi
       INFO(c.algorithm << " K = " << c.K << " p = " << c.p << " field " << f.name());
       Spec s = spec_of(c.op, c.K, c.p, c.n, c.lambda, c.op == OpKind::Allgatherv ? irregular(c.K, 3) : std::vector<uint32_t>{});
       s.field = f;
-      passes::CompileOptions opt;
+      pipeline::CompileOptions opt;
       opt.algorithm = c.algorithm;
-      const auto res = passes::compile(s, opt);
+      const auto res = pipeline::compile(s, opt);
       const auto rep = rt::replay_and_compare(res.plan, 131, 7, 1);
       CHECK(rep.equal);
       CHECK(rep.first_mismatch.empty());
@@ -250,9 +250,9 @@ TEST_CASE("p-port collectives refuse specs outside their reach by name", "[disse
   CHECK_THROWS_WITH(gen::dissemination_allreduce(spec_of(OpKind::Allreduce, 1, 1, 1)), Catch::Contains("K = 1"));
   // The circulant generator is skipped by auto, with the reason.
   const Spec p3 = spec_of(OpKind::ReduceScatter, 8, 3, 1);
-  for (const gen::Candidate& c : gen::candidates(p3, gen::CostModel{}))
+  for (const gen::Candidate& c : gen::candidates(p3, passes::CostModel{}))
     if (c.generator->name == "circulant-reduce-scatter") CHECK_THAT(c.why_not, Catch::Contains("p = 3"));
-  CHECK(gen::choose_generator(p3, gen::CostModel{}).name == "dissemination-reduce-scatter");
+  CHECK(gen::choose_generator(p3, passes::CostModel{}).name == "dissemination-reduce-scatter");
 }
 
 TEST_CASE("allreduce: auto picks by the cost model, --blocks auto one chunk per rank for long vectors",
@@ -262,7 +262,7 @@ TEST_CASE("allreduce: auto picks by the cost model, --blocks auto one chunk per 
   CHECK(gen::allreduce_auto_blocks(s, 64, 1000, 1) == 1);
   // Long vector: reduce-scatter then allgather, n = K.
   CHECK(gen::allreduce_auto_blocks(s, 1 << 20, 1000, 1) == 16);
-  gen::CostModel cm;
+  passes::CostModel cm;
   cm.beta = 1000;
   cm.tau = 1;
   cm.len = (1 << 20) / 16;

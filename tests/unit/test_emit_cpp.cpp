@@ -12,7 +12,7 @@
 #include "gen/registry.h"
 #include "matrix/codes.h"
 #include "matrix/structured.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "runtime/gf/gf_kernels.h"
 #include "support/error.h"
 
@@ -52,9 +52,9 @@ std::pair<std::vector<Elem>, std::vector<Elem>> two_point_sets(const Field& f, u
 }
 
 ir::Plan compiled(const Spec& s, const std::string& algorithm) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  return passes::compile(s, opt).plan;
+  return pipeline::compile(s, opt).plan;
 }
 
 // The emitted code, the engine and direct computation agree byte for byte,
@@ -352,10 +352,10 @@ TEST_CASE("emit-cpp same bytes: decentralized-grouped N=10 K=3 gf65536", "[emit]
 TEST_CASE("emit-cpp same bytes: decentralized-grid in 4 blocks with rows streamed by circulant-broadcast", "[emit][diff]") {
   Spec s = dec_spec(12, 3, 1, true, Field::gf256());
   s.blocks = 4;
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = "decentralized-grid";
-  opt.cost_model = gen::CostModel{1.0, 1.0, 1000};  // bandwidth-bound: the rows stream
-  const ir::Plan plan = passes::compile(s, opt).plan;
+  opt.cost_model = passes::CostModel{1.0, 1.0, 1000};  // bandwidth-bound: the rows stream
+  const ir::Plan plan = pipeline::compile(s, opt).plan;
   REQUIRE_THAT(plan.spec.algorithm, Catch::Contains("circulant-broadcast"));
   same_bytes(plan, 13, "decentralized-grid-blocks");
   Spec e = make_encode_spec(6, 2, 1, Field::gf256(), matrix_random(6, 3, Field::gf256()));

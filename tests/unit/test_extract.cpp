@@ -10,7 +10,7 @@
 #include "ir/binary.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
 #include "support/error.h"
 
@@ -19,15 +19,15 @@ using namespace collplan;
 namespace {
 
 ir::Plan plan_k9() {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = "prepare-shoot";
-  return passes::compile(make_encode_spec(9, 2, 1, Field::gf65536(), matrix_random(9, 3, Field::gf65536())), opt).plan;
+  return pipeline::compile(make_encode_spec(9, 2, 1, Field::gf65536(), matrix_random(9, 3, Field::gf65536())), opt).plan;
 }
 
 ir::Plan plan_postal() {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = "postal-prepare-shoot";
-  return passes::compile(make_encode_spec(7, 1, 3, Field::gf256(), matrix_random(7, 2, Field::gf256())), opt).plan;
+  return pipeline::compile(make_encode_spec(7, 1, 3, Field::gf256(), matrix_random(7, 2, Field::gf256())), opt).plan;
 }
 
 }  // namespace

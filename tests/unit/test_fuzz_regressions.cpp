@@ -19,7 +19,7 @@
 
 #include "shell_support.h"
 #include "ir/binary.h"
-#include "ir/json.h"
+#include "json/json.h"
 #include "passes/verify.h"
 #include "support/error.h"
 
@@ -153,7 +153,7 @@ TEST_CASE("fuzz: a small plan claiming a large operation is refused before its m
   plan.spec.op = OpKind::Allgather;
   plan.spec.blocks = 4096;  // K = 2: map of 8192 inputs x 16384 outputs
   plan.spec.matrix = MatrixSpec{};
-  CHECK_THROWS_WITH(passes::verify_structure(plan), Catch::Contains("rank 0: has 1 input slots, allgather needs 4096"));
+  CHECK_THROWS_WITH(ir::verify_structure(plan), Catch::Contains("rank 0: has 1 input slots, allgather needs 4096"));
   // The whole check (collplan check, run, import) takes the same path.
   CHECK_THROWS_WITH(passes::verify(plan), Catch::Contains("rank 0: has 1 input slots, allgather needs 4096"));
 }

@@ -11,7 +11,7 @@
 #include "ir/text.h"
 #include "matrix/codes.h"
 #include "matrix/matrix.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 
 using namespace collplan;
 
@@ -21,10 +21,10 @@ using test::approve_or_compare;
 using test::golden_path;
 
 std::string compiled_text(const Spec& s, bool optimise, const char* algorithm = "prepare-shoot") {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
   if (!optimise) opt.passes.clear();
-  return ir::to_text(passes::compile(s, opt).plan);
+  return ir::to_text(pipeline::compile(s, opt).plan);
 }
 
 }  // namespace

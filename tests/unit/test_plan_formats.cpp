@@ -17,7 +17,7 @@
 
 #include "gen/prepare_shoot.h"
 #include "ir/binary.h"
-#include "ir/json.h"
+#include "json/json.h"
 #include "ir/text.h"
 #include "matrix/matrix.h"
 #include "passes/verify.h"

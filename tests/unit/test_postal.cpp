@@ -18,7 +18,7 @@
 
 #include "gen/postal.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
 #if __has_include("passes/verify_order.h")
 #include "passes/verify_order.h"
@@ -495,7 +495,7 @@ TEST_CASE("postal plans stay correct through the default passes", "[postal]") {
         ir::Plan plan = s.op == OpKind::Prefix ? gen::postal_prefix(s) : gen::postal_broadcast(s);
         const uint32_t steps = plan.num_steps;
         for (const char* pass : {"drop-zeros", "alloc-slots"}) {
-          passes::run_pass(pass, plan);
+          pipeline::run_pass(pass, plan);
           REQUIRE_NOTHROW(verify_exact(plan));
 #ifdef COLLPLAN_TEST_VERIFY_ORDER
           if (s.op == OpKind::Prefix) REQUIRE_NOTHROW(passes::verify_order(plan));

@@ -11,9 +11,9 @@
 #include "gen/registry.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -53,7 +53,7 @@ TEST_CASE("postal encode: the cost model picks the cheapest split and generator"
   for (uint32_t lambda : {1u, 2u, 5u})
     for (uint32_t K : {16u, 100u, 1000u})
       for (double beta : {0.0, 1.0, 1000.0, 1e9}) {
-        gen::CostModel cm{beta, 1.0, 64};
+        passes::CostModel cm{beta, 1.0, 64};
         const uint32_t m = gen::choose_postal_split(K, 2, lambda, cm);
         const auto best = gen::postal_split_cost(K, 2, lambda, m);
         for (uint32_t other = 2; other <= K; other += (K > 100 ? 37 : 1)) {
@@ -80,9 +80,9 @@ TEST_CASE("postal encode: compiled, optimised and replayed plans equal the direc
       for (uint32_t K : {5u, 12u, 27u})
         for (const char* alg : {"postal-allgather", "postal-prepare-shoot"}) {
           INFO(f.name() << " K=" << K << " lambda=" << lambda << " " << alg);
-          passes::CompileOptions opt;
+          pipeline::CompileOptions opt;
           opt.algorithm = alg;
-          const auto res = passes::compile(make_encode_spec(K, 2, lambda, f, matrix_random(K, K + lambda, f)), opt);
+          const auto res = pipeline::compile(make_encode_spec(K, 2, lambda, f, matrix_random(K, K + lambda, f)), opt);
           for (size_t len : {1u, 7u, 4099u}) {
             const auto rep = rt::replay_and_compare(res.plan, len, 5, 1);
             INFO(rep.first_mismatch);

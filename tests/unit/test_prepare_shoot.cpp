@@ -8,7 +8,7 @@
 #include "passes/alloc_slots.h"
 #include "passes/cost.h"
 #include "passes/drop_zeros.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/recode.h"
 #include "passes/verify.h"
 #include "support/error.h"
@@ -106,9 +106,9 @@ TEST_CASE("prepare-and-shoot: identity, permutation and Vandermonde matrices", "
 
 TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoot][slow][.slow]") {
   Spec spec = encode_spec(4096, 2, Field::gf256(), 3);
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = "prepare-shoot";
-  auto res = passes::compile(spec, opt);
+  auto res = pipeline::compile(spec, opt);
   CHECK(res.generator_cost.C2 == 80);
   CHECK(res.cost.C2 == 66);
   CHECK(gen::prepare_shoot_shape(4096, 2).C2_zero_dropped() == 66);

@@ -22,7 +22,7 @@
 #include "ir/text.h"
 #include "matrix/postcondition.h"
 #include "passes/alloc_slots.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
 #include "support/error.h"
 
@@ -87,7 +87,7 @@ TEST_CASE("rank-local: every circulant generator's rank equals that rank of its 
             REQUIRE(rp.num_steps == whole.num_steps);
             REQUIRE(rp.program == whole.ranks[r]);
             // The per-rank pass gives the rank of the whole plan after it.
-            passes::run_rank_pass("alloc-slots", rp.program);
+            pipeline::run_rank_pass("alloc-slots", rp.program);
             REQUIRE(rp.program == shrunk.ranks[r]);
             passes::verify_rank_structure(rp.spec, rp.num_steps, rp.program, kMaxRankLocalRanks);
           }
@@ -102,13 +102,13 @@ TEST_CASE("rank-local: the default pipeline's drop-zeros changes no circulant pl
   for (OpKind op : kCirculantOps)
     for (uint32_t K : {2u, 7u, 20u, 33u}) {
       Spec spec = circ_spec(op, K, 3, 1);
-      passes::CompileOptions opt;
+      pipeline::CompileOptions opt;
       opt.algorithm = circ_generator(op).name;
-      const ir::Plan full = passes::compile(spec, opt).plan;
+      const ir::Plan full = pipeline::compile(spec, opt).plan;
       spec.algorithm = opt.algorithm;
       for (uint32_t r = 0; r < K; ++r) {
         ir::RankPlan rp = circ_generator(op).build_rank(spec, r);
-        for (const auto& p : passes::per_rank_passes(opt.passes)) passes::run_rank_pass(p, rp.program);
+        for (const auto& p : pipeline::per_rank_passes(opt.passes)) pipeline::run_rank_pass(p, rp.program);
         INFO(opt.algorithm << " K = " << K << " rank " << r);
         CHECK(rp.program == full.ranks[r]);
       }
@@ -116,11 +116,11 @@ TEST_CASE("rank-local: the default pipeline's drop-zeros changes no circulant pl
 }
 
 TEST_CASE("rank-local: only alloc-slots is a per-rank pass", "[rank-local]") {
-  CHECK(passes::per_rank_passes({"drop-zeros", "alloc-slots"}) == std::vector<std::string>{"alloc-slots"});
+  CHECK(pipeline::per_rank_passes({"drop-zeros", "alloc-slots"}) == std::vector<std::string>{"alloc-slots"});
   ir::Program p;
-  CHECK_THAT(user_error_of([&] { passes::run_rank_pass("drop-zeros", p); }),
+  CHECK_THAT(user_error_of([&] { pipeline::run_rank_pass("drop-zeros", p); }),
              Catch::Contains("needs every rank") && Catch::Contains("per-rank passes: alloc-slots"));
-  CHECK_THAT(user_error_of([&] { passes::run_rank_pass("fold", p); }), Catch::Contains("unknown optimisation pass"));
+  CHECK_THAT(user_error_of([&] { pipeline::run_rank_pass("fold", p); }), Catch::Contains("unknown optimisation pass"));
 }
 
 TEST_CASE("rank-local: registry hook set exactly for the circulant generators", "[rank-local]") {

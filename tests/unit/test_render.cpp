@@ -25,7 +25,7 @@
 #include "backend/render_svg.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -38,9 +38,9 @@ using test::approve_or_compare;
 using test::golden_path;
 
 ir::Plan compiled(const Spec& s, const char* algorithm) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  return passes::compile(s, opt).plan;
+  return pipeline::compile(s, opt).plan;
 }
 
 ir::Plan encode(uint32_t K, uint32_t p, uint32_t lambda, const char* algorithm = "prepare-shoot") {

@@ -19,9 +19,9 @@
 #include "ir/plan.h"
 #include "matrix/matrix.h"
 #include "matrix/postcondition.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "runtime/engine.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "runtime/transport/threads.h"
 #include "support/error.h"
 
@@ -646,7 +646,7 @@ TEST_CASE("runtime: plans after the drop-zeros and alloc-slots passes replay cor
   for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(2147483647)})
     for (uint32_t K : {5u, 16u, 33u})
       for (uint32_t lambda : {1u, 3u}) {
-        const Plan plan = passes::compile(encode_random(K, 2, lambda, f, seed), passes::CompileOptions{}).plan;
+        const Plan plan = pipeline::compile(encode_random(K, 2, lambda, f, seed), pipeline::CompileOptions{}).plan;
         for (size_t len : {size_t{7}, size_t{4099}}) {
           INFO(f.name() << " K " << K << " lambda " << lambda << " len " << len);
           const rt::ReplayReport rep = rt::replay_and_compare(plan, len, seed++, 1);
@@ -815,11 +815,11 @@ std::vector<Spec> op_specs(uint32_t K, uint32_t p, uint32_t lambda, const Field&
 // Every generator that computes spec, compiled through the whole pipeline.
 std::vector<Plan> every_generator(const Spec& spec) {
   std::vector<Plan> plans;
-  for (const gen::Candidate& c : gen::candidates(spec, gen::CostModel{})) {
+  for (const gen::Candidate& c : gen::candidates(spec, passes::CostModel{})) {
     if (!c.why_not.empty()) continue;
-    passes::CompileOptions opt;
+    pipeline::CompileOptions opt;
     opt.algorithm = c.generator->name;
-    plans.push_back(passes::compile(spec, opt).plan);
+    plans.push_back(pipeline::compile(spec, opt).plan);
   }
   return plans;
 }

@@ -16,7 +16,7 @@
 #include "matrix/codes.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/recode.h"
 #include "passes/verify.h"
 #include "search/relay_sat.h"
@@ -120,9 +120,9 @@ TEST_CASE("searched: every shipped schedule computes every matrix (checker, exac
         INFO("K=" << K << " p=" << e.p << " field " << f.name() << " matrix " << ms.family);
         Spec spec = encode_spec(K, e.p, f, 1);
         spec.matrix = ms;
-        passes::CompileOptions opt;
+        pipeline::CompileOptions opt;
         opt.algorithm = "searched";
-        const passes::CompileResult r = passes::compile(spec, opt);  // verified after every stage
+        const pipeline::CompileResult r = pipeline::compile(spec, opt);  // verified after every stage
         CHECK(r.plan.num_steps == e.C1);
         CHECK(r.cost.C2 == e.searched);  // drop-zeros is structural: every matrix keeps the schedule's C2
         CHECK(r.cost.C2 >= e.proven_bound);
@@ -135,7 +135,7 @@ TEST_CASE("searched: every shipped schedule computes every matrix (checker, exac
 TEST_CASE("searched: auto picks it where it beats prepare-and-shoot; recode and the cost report", "[search]") {
   const Field f = Field::gf256();
   Spec spec = encode_spec(13, 2, f, 3);
-  const passes::CompileResult r = passes::compile(spec, {});
+  const pipeline::CompileResult r = pipeline::compile(spec, {});
   CHECK(r.plan.spec.algorithm == "searched");
   CHECK(r.cost.C2 == 3);
   CHECK(r.cost.optimality == "optimal among universal plans (C1 and C2 meet their bounds)");
@@ -149,14 +149,14 @@ TEST_CASE("searched: auto picks it where it beats prepare-and-shoot; recode and 
   REQUIRE_THROWS_AS(passes::verify(stale, kExact), VerifyError);
 
   // K = 7, p = 1: prepare-and-shoot's 4 is the least among relay-and-combine plans.
-  passes::CompileOptions ps;
+  pipeline::CompileOptions ps;
   ps.algorithm = "prepare-shoot";
-  const passes::CompileResult r7 = passes::compile(encode_spec(7, 1, f, 1), ps);
+  const pipeline::CompileResult r7 = pipeline::compile(encode_spec(7, 1, f, 1), ps);
   CHECK(r7.cost.C2 == 4);
   CHECK(r7.cost.search_lb_C2 == 4);
   CHECK(r7.cost.optimality.find("relay-and-combine") != std::string::npos);
   // K = 13, p = 2 by prepare-and-shoot: 5, not optimal.
-  const passes::CompileResult r13 = passes::compile(encode_spec(13, 2, f, 1), ps);
+  const pipeline::CompileResult r13 = pipeline::compile(encode_spec(13, 2, f, 1), ps);
   CHECK(r13.cost.C2 == 5);
   CHECK(r13.cost.optimality == "not proven optimal");
   CHECK(passes::cost_text(r13.cost, 1, 1, 1).find("search: no relay-and-combine plan with C1 = 3 has C2 < 3") !=
@@ -302,9 +302,9 @@ TEST_CASE("drop-zeros: a zero partial inside a message's sum loses its term with
   // term in the sum, leaving a read of a never-written slot.
   const Field f = Field::gf256();
   Spec s = make_decentralized_spec(5, 1, 1, 1, f, matrix_explicit(random_matrix(1, 5, 7, f), f));
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = "decentralized-padded";
-  const passes::CompileResult r = passes::compile(s, opt);  // verified after drop-zeros
+  const pipeline::CompileResult r = pipeline::compile(s, opt);  // verified after drop-zeros
   CHECK(r.plan.spec.algorithm.find("by searched") != std::string::npos);
   CHECK(r.cost.C2 == 3);
 }

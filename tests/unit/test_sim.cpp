@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "runtime/sim/sim_replay.h"
 #include "support/error.h"
 
@@ -25,7 +25,7 @@ ir::Plan broadcast_plan(uint32_t K, uint32_t p, uint32_t lambda) {
   s.lambda = lambda;
   s.field = Field::gf256();
   s.root = 0;
-  return passes::compile(s, passes::CompileOptions{}).plan;
+  return pipeline::compile(s, pipeline::CompileOptions{}).plan;
 }
 
 // Relative tolerance: SimGrid's clock is a double and its solver works to
@@ -95,7 +95,7 @@ TEST_CASE("sim: combinations cost their terms at the host's speed", "[sim]") {
 
 TEST_CASE("sim: the replay is deterministic and counts the plan's messages", "[sim]") {
   Spec s = make_encode_spec(64, 1, 1, Field::gf256(), matrix_random(64, 7, Field::gf256()));
-  const auto res = passes::compile(s, passes::CompileOptions{});
+  const auto res = pipeline::compile(s, pipeline::CompileOptions{});
   uint64_t messages = 0;
   for (const auto& prog : res.plan.ranks)
     for (const auto& st : prog.steps) messages += st.sends.size();

@@ -13,14 +13,14 @@
 #include "gen/registry.h"
 #include "gen/vandermonde_plans.h"
 #include "ir/binary.h"
-#include "ir/json.h"
+#include "json/json.h"
 #include "matrix/matrix.h"
 #include "matrix/structured.h"
 #include "passes/compose.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -28,7 +28,7 @@ using namespace collplan;
 namespace {
 
 const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
-const gen::CostModel kUnit{};
+const passes::CostModel kUnit{};
 
 // ---- independent dense references ------------------------------------------
 
@@ -393,13 +393,13 @@ TEST_CASE("structured: user-given Vandermonde points, in order, permuted, or uns
   std::iota(plain.begin(), plain.end(), 1u);
   const Spec s = make_encode_spec(K, p, 1, f, matrix_vandermonde(plain, f));
   CHECK(dl.why_not(s, kUnit).find("draw-loose needs points alpha_i*beta^rev(j) up to a column permutation") == 0);
-  passes::CompileOptions opt;
-  const auto res = passes::compile(s, opt);
+  pipeline::CompileOptions opt;
+  const auto res = pipeline::compile(s, opt);
   CHECK(res.plan.spec.algorithm.find("draw-loose") == std::string::npos);
   CHECK(user_error_of([&] {
-          passes::CompileOptions o;
+          pipeline::CompileOptions o;
           o.algorithm = "draw-loose";
-          passes::compile(s, o);
+          pipeline::compile(s, o);
         }).find("algorithm 'draw-loose' cannot compute this spec: draw-loose needs points") == 0);
 }
 
@@ -407,8 +407,8 @@ TEST_CASE("structured: auto picks a structured generator when cheaper, and the p
           "[structured]") {
   const Field f = Field::prime(65537);
   const Spec s = make_encode_spec(64, 1, 1, f, matrix_dft(64, 2, f));
-  passes::CompileOptions opt;
-  const auto res = passes::compile(s, opt);
+  pipeline::CompileOptions opt;
+  const auto res = pipeline::compile(s, opt);
   CHECK(res.plan.spec.algorithm == "dft P=2");
   CHECK(res.cost.C1 == 6);
   CHECK(res.cost.C2 == 6);
@@ -508,9 +508,9 @@ TEST_CASE("structured: each violated precondition gets its own message", "[struc
   const Spec van12 = make_encode_spec(12, 1, 1, g, matrix_vandermonde(v12, g));
   CHECK(gen::find_generator("dft").why_not(van12, kUnit) == "dft needs K | q-1: K = 12, q-1 = 255");
   CHECK(user_error_of([&] {
-          passes::CompileOptions o;
+          pipeline::CompileOptions o;
           o.algorithm = "dft";
-          passes::compile(van12, o);
+          pipeline::compile(van12, o);
         }) == "algorithm 'dft' cannot compute this spec: dft needs K | q-1: K = 12, q-1 = 255");
 }
 

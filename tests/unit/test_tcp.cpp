@@ -24,9 +24,9 @@
 #include "gen/registry.h"
 #include "ir/binary.h"
 #include "matrix/matrix.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "runtime/engine.h"
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 #include "runtime/transport/tcp.h"
 #include "runtime/transport/threads.h"
 #include "support/error.h"
@@ -37,9 +37,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 ir::Plan compile(const Spec& s, const std::string& algorithm) {
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  return passes::compile(s, opt).plan;
+  return pipeline::compile(s, opt).plan;
 }
 
 ir::Plan encode_plan(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, uint64_t seed,
@@ -254,7 +254,7 @@ TEST_CASE("tcp: every operation, received into the caller's buffers or staged, e
         for (uint32_t j = 0; j < K; ++j) s.counts.push_back(1 + (3 * j) % 4);
       // The first generator that computes it (the circulant ones need λ = 1).
       std::string algorithm;
-      for (const gen::Candidate& c : gen::candidates(s, gen::CostModel{}))
+      for (const gen::Candidate& c : gen::candidates(s, passes::CostModel{}))
         if (algorithm.empty() && c.why_not.empty()) algorithm = c.generator->name;
       if (algorithm.empty()) continue;
       covered.insert(op);

@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "matrix/matrix.h"
-#include "passes/pipeline.h"
-#include "runtime/replay.h"
+#include "pipeline/pipeline.h"
+#include "runtime/check/replay.h"
 #include "runtime/trace.h"
 #include "runtime/transport/tcp.h"
 
@@ -29,9 +29,9 @@ namespace {
 
 ir::Plan encode_plan(uint32_t K, uint32_t p, uint32_t lambda, const char* algorithm) {
   const Field f = Field::gf256();
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  return passes::compile(make_encode_spec(K, p, lambda, f, matrix_random(K, 3, f)), opt).plan;
+  return pipeline::compile(make_encode_spec(K, p, lambda, f, matrix_random(K, 3, f)), opt).plan;
 }
 
 struct Traced {

@@ -60,7 +60,7 @@ uint64_t pipelined_send_steps(uint32_t n, uint32_t D, uint32_t lambda) {
 }
 
 void check_registry_estimate(const Spec& s, const std::string& name, const passes::CostReport& c) {
-  const auto e = gen::find_generator(name).estimate(s, gen::CostModel{});
+  const auto e = gen::find_generator(name).estimate(s, passes::CostModel{});
   CHECK(e.C1 == c.C1);
   CHECK(e.C2 == c.C2);
 }
@@ -111,9 +111,9 @@ TEST_CASE("tree and pipelined broadcast/reduce: every K <= 64, p <= 3, lambda <=
 
 TEST_CASE("auto picks the pipelined tree for long buffers and the nomial tree for short ones", "[trees]") {
   const Spec longb = tree_spec(OpKind::Reduce, 16, 2, 1, 0, 64);
-  CHECK(gen::choose_generator(longb, gen::CostModel{}).name == "pipelined-reduce");
+  CHECK(gen::choose_generator(longb, passes::CostModel{}).name == "pipelined-reduce");
   const Spec shortb = tree_spec(OpKind::Reduce, 16, 2, 1, 0, 1);
-  CHECK(gen::choose_generator(shortb, gen::CostModel{}).name == "tree-reduce");
+  CHECK(gen::choose_generator(shortb, passes::CostModel{}).name == "tree-reduce");
 }
 
 TEST_CASE("tree generators reject the wrong operation and bad roots", "[trees]") {

@@ -1,4 +1,4 @@
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,69 +6,75 @@
 #include <fmt/format.h>
 
 #include "gen/registry.h"
+#include "gen/searched.h"
 #include "passes/alloc_slots.h"
 #include "passes/drop_zeros.h"
 #include "passes/verify_order.h"
 #include "support/error.h"
 #include "support/limits.h"
 
-namespace collplan::passes {
+namespace collplan::pipeline {
 
+using namespace passes;
+
+namespace {
+
+void run_drop_zeros(ir::Plan& plan) { passes::drop_zeros(plan); }
+void run_alloc_slots(ir::Plan& plan) { passes::alloc_slots(plan); }
+void run_alloc_slots_rank(ir::Program& prog) { passes::alloc_slots_rank(prog); }
+
+// "a, b, c": the names of the registry's entries that `keep` selects.
+template <typename Keep>
+std::string names_where(Keep keep) {
+  std::string out;
+  for (const PassInfo& p : pass_registry())
+    if (keep(p)) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
+}  // namespace
+
+// The one table of passes: `collplan list` prints it, --passes is parsed
+// against it, and the pipeline runs its functions.
 const std::vector<PassInfo>& pass_registry() {
   static const std::vector<PassInfo> p = {
       {"verify", "the checker: structure, exact or randomized algebra against the postcondition (always runs)", true},
-      {"drop-zeros", "remove structurally zero message elements and dead ops (lowers C2 of prepare-and-shoot)", true},
+      {"drop-zeros", "remove structurally zero message elements and dead ops (lowers C2 of prepare-and-shoot)", true,
+       run_drop_zeros},
       {"alloc-slots",
        "share slots between values with disjoint lifetimes (left-edge colouring of the lifetime intervals); per rank",
-       true, true},
+       true, run_alloc_slots, run_alloc_slots_rank},
       {"recode", "replace a universal plan's coefficients for a new matrix, keeping its schedule (collplan recode)", false},
       {"cost", "C1, C2, per-step sizes, lower bounds (Lemma 1, postal G; C2: Lemma 2, block broadcast/reduce, receive volume)", true},
   };
   return p;
 }
 
-namespace {
-constexpr const char* kOptimisationPasses[] = {"drop-zeros", "alloc-slots"};
-
-void check_pass_name(const std::string& name) {
-  for (const char* p : kOptimisationPasses)
-    if (name == p) return;
-  user_error("unknown optimisation pass '{}' (valid: drop-zeros, alloc-slots)", name);
+const PassInfo& find_pass(const std::string& name) {
+  for (const PassInfo& p : pass_registry())
+    if (p.name == name && p.run) return p;
+  user_error("unknown optimisation pass '{}' (valid: {})", name, names_where([](const PassInfo& p) { return p.run; }));
 }
-}  // namespace
 
-void run_pass(const std::string& name, ir::Plan& plan) {
-  check_pass_name(name);
-  if (name == "drop-zeros") {
-    drop_zeros(plan);
-    return;
-  }
-  alloc_slots(plan);  // the only other name check_pass_name accepts
-}
+void run_pass(const std::string& name, ir::Plan& plan) { find_pass(name).run(plan); }
 
 std::vector<std::string> per_rank_passes(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const auto& name : names)
-    for (const PassInfo& p : pass_registry())
-      if (p.name == name && p.per_rank) out.push_back(name);
+    if (find_pass(name).run_rank) out.push_back(name);
   return out;
 }
 
 void check_rank_pass_name(const std::string& name) {
-  check_pass_name(name);
-  std::string per_rank;
-  for (const PassInfo& p : pass_registry()) {
-    if (p.name == name && p.per_rank) return;
-    if (p.per_rank) per_rank += (per_rank.empty() ? "" : ", ") + p.name;
-  }
+  if (find_pass(name).run_rank) return;
   user_error("pass '{}' cannot run on one rank compiled alone: it removes message elements at both the sender and "
              "the receiver, so it needs every rank (per-rank passes: {})",
-             name, per_rank);
+             name, names_where([](const PassInfo& p) { return p.run_rank; }));
 }
 
 void run_rank_pass(const std::string& name, ir::Program& prog) {
   check_rank_pass_name(name);
-  alloc_slots_rank(prog);  // the only per-rank pass check_rank_pass_name accepts
+  find_pass(name).run_rank(prog);
 }
 
 namespace {
@@ -120,6 +126,16 @@ void check_plan_size(const Spec& spec, const gen::GeneratorInfo& g, const gen::P
 
 }  // namespace
 
+CostReport plan_cost(const ir::Plan& plan) {
+  const Spec& s = plan.spec;
+  if (s.op == OpKind::Encode && s.lambda == 1 && s.blocks == 1)
+    if (const gen::SearchedEntry* e = gen::find_searched(s.K, s.p)) {
+      const SearchBound bound{e->C1, e->proven_bound};
+      return cost(plan, &bound);
+    }
+  return cost(plan);
+}
+
 CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   Spec spec = spec_in;
   validate_spec_basics(spec);
@@ -128,7 +144,7 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   if (!g.computes(spec.op)) user_error("algorithm '{}' does not compute '{}'", g.name, op_name(spec.op));
   gen::require_applicable(g, spec, opt.cost_model);
   spec.algorithm = g.name;
-  for (const auto& name : opt.passes) check_pass_name(name);  // before generating anything
+  for (const auto& name : opt.passes) (void)find_pass(name);  // before generating anything
   // The whole plan is held in memory: refuse, before generating, one whose
   // estimated size is over kMaxPlanElements (support/limits.h).
   if (g.estimate) check_plan_size(spec, g, g.estimate(spec, opt.cost_model));
@@ -159,15 +175,15 @@ CompileResult finish_plan(ir::Plan plan, const std::string& made_by, const Compi
     res.log.push_back(fmt::format("verify after {:<8} {:8.3f} s  ({})", stage, seconds_since(t1), res.verify.describe()));
   };
   checked(made_by);
-  res.generator_cost = cost(res.plan);
+  res.generator_cost = plan_cost(res.plan);
   for (const auto& name : opt.passes) {
     auto t1 = std::chrono::steady_clock::now();
     run_pass(name, res.plan);
     res.log.push_back(fmt::format("pass {:<18} {:8.3f} s", name, seconds_since(t1)));
     checked(name);
   }
-  res.cost = cost(res.plan);
+  res.cost = plan_cost(res.plan);
   return res;
 }
 
-}  // namespace collplan::passes
+}  // namespace collplan::pipeline

@@ -16,7 +16,7 @@
 
 #include "ir/plan.h"
 
-namespace collplan::passes {
+namespace collplan::ir {
 
 // pos[s] = the new number of slot s (a permutation of 0..num_slots-1).
 std::vector<uint32_t> slot_layout(const ir::Program& prog);
@@ -24,4 +24,4 @@ std::vector<uint32_t> slot_layout(const ir::Program& prog);
 // receives and ops).
 ir::Program relabel(const ir::Program& prog, const std::vector<uint32_t>& pos);
 
-}  // namespace collplan::passes
+}  // namespace collplan::ir

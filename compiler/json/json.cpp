@@ -1,5 +1,5 @@
 // JSON export/import of plans. Schema: json.h and docs/plan-format.md.
-#include "ir/json.h"
+#include "json/json.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "runtime/replay.h"
+#include "runtime/check/replay.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,5 @@
-// The compile pipeline: generator → verify → each pass → verify → cost.
+// The compile pipeline: spec → generator → verify → each pass → verify →
+// cost, the table of passes, and the cost report with the search's bounds.
 //
 // The checker runs after the generator and after every pass; a failure there
 // is a compiler bug and is reported as an InternalError naming the generator
@@ -8,29 +9,38 @@
 #include <string>
 #include <vector>
 
-#include "gen/postal_encode.h"
 #include "ir/plan.h"
 #include "passes/cost.h"
 #include "passes/verify.h"
 
-namespace collplan::passes {
+namespace collplan::pipeline {
 
+using passes::CostReport;
+using passes::VerifyOptions;
+using passes::VerifyReport;
+
+// One entry of the pass table (pass_registry): what `collplan list` prints
+// and what --passes names. `run` is set for the optimisation passes --passes
+// may name; verify, recode and cost run on their own terms.
 struct PassInfo {
   std::string name;
   std::string description;
   bool in_default_pipeline;
-  // Looks at one rank's program only, so it also runs on a rank compiled
-  // alone (`collplan compile --rank`) and gives that rank's result in the
-  // whole plan.
-  bool per_rank = false;
+  void (*run)(ir::Plan&) = nullptr;
+  // Set when the pass looks at one rank's program only, so it also runs on
+  // a rank compiled alone (`collplan compile --rank`) and gives that rank's
+  // result in the whole plan.
+  void (*run_rank)(ir::Program&) = nullptr;
 };
 const std::vector<PassInfo>& pass_registry();
+// The optimisation pass `name`; UserError listing the valid names.
+const PassInfo& find_pass(const std::string& name);
 
 struct CompileOptions {
   std::string algorithm = "auto";
   std::vector<std::string> passes = {"drop-zeros", "alloc-slots"};  // optimisation passes, in order
   VerifyOptions verify;
-  gen::CostModel cost_model;  // for `auto` and cost-driven generator parameters
+  passes::CostModel cost_model;  // for `auto` and cost-driven generator parameters
 };
 
 struct CompileResult {
@@ -42,6 +52,9 @@ struct CompileResult {
 };
 
 CompileResult compile(const Spec& spec, const CompileOptions& opt);
+// passes::cost with the bound of the shipped plan search (docs/search.md)
+// for an encode of one block with λ = 1, when the table has (K, p).
+CostReport plan_cost(const ir::Plan& plan);
 // The pipeline after the generator, for a plan built elsewhere (`collplan
 // search`'s schedules) or by compile(): verify, each pass of opt.passes,
 // verify, cost. A plan wrong at any stage is an InternalError naming the
@@ -60,4 +73,4 @@ void check_rank_pass_name(const std::string& name);
 // pipeline of a rank-local compile).
 std::vector<std::string> per_rank_passes(const std::vector<std::string>& names);
 
-}  // namespace collplan::passes
+}  // namespace collplan::pipeline

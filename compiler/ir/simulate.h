@@ -32,7 +32,7 @@
 #include "ir/plan.h"
 #include "support/error.h"
 
-namespace collplan::passes {
+namespace collplan::ir {
 
 template <class Domain>
 void simulate(const ir::Plan& plan, Domain& dom) {
@@ -108,4 +108,4 @@ void simulate(const ir::Plan& plan, Domain& dom) {
     for (uint32_t k = 0; k < R; ++k) dom.on_end(k, slots[k]);
 }
 
-}  // namespace collplan::passes
+}  // namespace collplan::ir

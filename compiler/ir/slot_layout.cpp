@@ -1,9 +1,9 @@
-#include "passes/slot_layout.h"
+#include "ir/slot_layout.h"
 
 #include <algorithm>
 #include <limits>
 
-namespace collplan::passes {
+namespace collplan::ir {
 
 std::vector<uint32_t> slot_layout(const ir::Program& prog) {
   const uint32_t n = prog.num_slots;
@@ -76,4 +76,4 @@ ir::Program relabel(const ir::Program& prog, const std::vector<uint32_t>& pos) {
   return p;
 }
 
-}  // namespace collplan::passes
+}  // namespace collplan::ir
