@@ -1,73 +1,23 @@
-// The transport interface: how one rank's engine moves messages.
+// The transport interface: how one rank's Engine (runtime/engine.h) moves
+// messages, in the shape of MPI's Isend / Irecv / Waitall; the threads, MPI
+// and TCP transports implement it.
 //
-// An Engine (runtime/engine.h) drives one Transport endpoint per rank. The
-// interface is a non-blocking post / blocking wait pair, the shape of MPI's
-// Isend / Irecv / Waitall, so MPI, TCP and the in-process threads transport
-// implement it without the engine knowing which one it talks to.
+// A message is keyed by (from, to, port, sent_at), unique within a run; its
+// bytes are its elements in order, each ℓ values at the field's width in
+// host byte order. Both sides take the length from the same plan, so a
+// mismatch is Status::size_mismatch, never a truncation. Request ids are
+// below the max_requests given to begin() and reused only after wait()
+// completed them. Posts never block on the peer. The engine owns every
+// buffer and piece list: it keeps them valid, and a send's bytes unchanged,
+// until the request completes in wait(); until then the transport may write
+// a receive's buffer at any time. Errors are Status codes: post_send,
+// post_recv, wait and abandon must not throw (begin and end may throw
+// UserError for setup problems); after a failure the endpoint is unusable
+// for the rest of the run, and the engine calls abandon(). Calls on one
+// endpoint come from one thread at a time.
 //
-// ─── Messages ────────────────────────────────────────────────────────────────
-//
-// A message is identified by (from, to, port, sent_at): the sending rank, the
-// receiving rank, the port (the sender's port number; the receiver uses the
-// same number) and the step in which it was sent. The model allows at most one
-// send per (rank, port, step), so the key is unique within a run. A message of
-// m plan elements over vectors of ℓ field elements is m·ℓ·elem_bytes bytes:
-// element 0's ℓ values, then element 1's, …, each value at the field's width
-// in host byte order (transports between hosts of different byte order must
-// convert; none does today). Sender and receiver compute the length from the
-// same plan, so a length mismatch is an error (Status::size_mismatch), never
-// a truncation.
-//
-// ─── Requests and their life ─────────────────────────────────────────────────
-//
-// The engine names every request by a small integer id in [0, max_requests)
-// that it announced in begin(); an id is reused only after the request it
-// named has completed in a wait(). Ids let an MPI transport keep an
-// MPI_Request array allocated once, outside the round loop.
-//
-//   post_send(id, d)   starts sending d.bytes from d.data (or d.pieces).
-//                      Never blocks on the peer. The engine keeps the data,
-//                      and a piece list, unchanged until the request has
-//                      completed in wait().
-//   post_recv(id, d)   starts receiving the message (d.from → this rank,
-//                      d.port, d.sent_at) into d.data. The transport may
-//                      write d.data at any time until the request completes
-//                      (the engine plans around this, see engine.h).
-//   wait(ids, n, &i)   blocks until every listed request has completed.
-//
-// With postal latency λ the engine posts both sides of a message in the step
-// it is sent (s) and waits for both in the step it is received (s+λ−1), so
-// messages of up to λ steps are in flight at once. Every rank posts all of
-// its step-t requests before it waits in step t, which is what makes the
-// exchange deadlock-free on any transport whose posts do not block.
-//
-// ─── Pieces ──────────────────────────────────────────────────────────────────
-//
-// The engine receives straight into the caller's output buffers and sends
-// straight from its input and output buffers (engine.h), so one message may
-// span several separate pieces of memory (e.g. the end of one output buffer
-// and the start of another after a rotation). A transport that can move such
-// a message without an extra copy says how many pieces it takes per message
-// in max_pieces(); descriptors then carry a list of (pointer, bytes) pieces
-// that together form the message in order. The wire format does not change:
-// the receiver sees the same bytes, and its own pieces may be cut
-// differently. MPI maps a list to one hindexed datatype, the threads
-// transport copies piece by piece; a transport that keeps the default
-// max_pieces() = 1 only ever sees contiguous buffers.
-//
-// ─── Errors ──────────────────────────────────────────────────────────────────
-//
-// Errors at this boundary are return codes (Status), not exceptions: the
-// round loop stays free of unwinding machinery, and a C or MPI transport can
-// implement the interface directly. post_*() may fail at once (e.g. a closed
-// connection); wait() reports the first request that failed through
-// *failed_index (an index into ids) and returns its status. The engine turns
-// any non-ok status into a UserError naming rank, step, peer and port, and
-// appends error_detail(). After a failure the endpoint is unusable for the
-// rest of the run; the engine calls abandon() and stops.
-//
-// A transport must not throw from post_send/post_recv/wait/abandon; begin()
-// and end() run outside the loop and may throw UserError for setup problems.
+// Why this shape, pieces, and how the engine uses it: docs/runtime.md,
+// "Engine internals".
 #pragma once
 
 #include <cstddef>
@@ -158,9 +108,10 @@ class Transport {
   // A human-readable description of the last failure (error path only).
   virtual std::string error_detail() const { return {}; }
 
-  // The most pieces one descriptor may carry (see "Pieces" above). 1, the
-  // default, means contiguous buffers only: the engine then gathers and
-  // scatters split messages through its own staging. Constant over a run.
+  // The most pieces one descriptor may carry (SendDesc::pieces; the bytes on
+  // the wire are the same however either side cuts them). 1, the default,
+  // means contiguous buffers only: the engine then gathers and scatters
+  // split messages through its own staging. Constant over a run.
   virtual uint32_t max_pieces() const { return 1; }
 };
 

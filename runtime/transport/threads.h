@@ -140,7 +140,7 @@ class ThreadsWorld {
     const void* src = nullptr;
     void* dst = nullptr;
     size_t send_bytes = 0, recv_bytes = 0;
-    // Split messages (transport.h, "Pieces"): the posting side's lists.
+    // Split messages (SendDesc::pieces, transport.h): the posting side's lists.
     const SendPiece* src_pieces = nullptr;
     const RecvPiece* dst_pieces = nullptr;
     uint32_t num_src = 0, num_dst = 0;

@@ -1,0 +1,229 @@
+// Combinations lowered to kernel calls: zero fills, copies, multiplies,
+// adds, multiply-accumulates and dot products with prepared tables, with
+// independent combinations over shared sources folded into one dot call.
+#include <algorithm>
+
+#include "runtime/engine_internal.h"
+
+namespace collplan::rt {
+
+namespace {
+
+bool all_ones(const std::vector<ir::Term>& terms) {
+  return std::all_of(terms.begin(), terms.end(), [](const ir::Term& t) { return t.coeff == 1; });
+}
+
+// Worth a dot call: two or more terms, not a plain sum (a sum is cheaper as
+// copy + adds, which need no tables).
+bool dot_worthy(const std::vector<ir::Term>& nz) { return nz.size() >= 2 && !all_ones(nz); }
+
+bool same_sources(const std::vector<ir::Term>& a, const std::vector<ir::Term>& b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](const ir::Term& x, const ir::Term& y) { return x.slot == y.slot; });
+}
+
+bool reads_slot(const std::vector<ir::Term>& terms, uint32_t s) {
+  return std::any_of(terms.begin(), terms.end(), [&](const ir::Term& t) { return t.slot == s; });
+}
+
+void distinct_slots(const std::vector<ir::Term>& terms, std::vector<uint32_t>& out) {
+  for (const ir::Term& t : terms)
+    if (std::find(out.begin(), out.end(), t.slot) == out.end()) out.push_back(t.slot);
+}
+
+}  // namespace
+
+// Terms with coefficient 0 contribute nothing over a field.
+std::vector<ir::Term> Engine::Impl::nonzero(const std::vector<ir::Term>& terms) {
+  std::vector<ir::Term> nz;
+  for (const ir::Term& t : terms)
+    if (t.coeff != 0) nz.push_back(t);
+  return nz;
+}
+
+// How an op's nonzero terms use its dst: not at all (evaluate into dst), as
+// the first term only (scale and accumulate in place), or otherwise (dst is
+// read after it would be overwritten: evaluate in the scratch row).
+Engine::Impl::DstUse Engine::Impl::dst_use(const std::vector<ir::Term>& nz, uint32_t dst) {
+  size_t uses = 0;
+  for (const ir::Term& t : nz) uses += t.slot == dst;
+  if (uses == 0) return DstUse::none;
+  return uses == 1 && nz.front().slot == dst ? DstUse::first : DstUse::elsewhere;
+}
+
+uint32_t Engine::Impl::mad_table(Elem c) {
+  auto [it, fresh] = mad_index.try_emplace(c, static_cast<uint32_t>(mads.size()));
+  if (fresh) mads.push_back(gf::prepare_mad(field, c));
+  return it->second;
+}
+
+// rows[j] = (destination row, coefficients over src_units). Split so that no
+// kernel call exceeds kDotMaxSources × kDotMaxRows; source chunks after the
+// first are summed through dot scratch rows.
+void Engine::Impl::emit_dot(const std::vector<uint32_t>& src_units,
+                            const std::vector<std::pair<uint32_t, std::vector<Elem>>>& rows) {
+  const size_t k = src_units.size();
+  for (size_t r0 = 0; r0 < rows.size(); r0 += kDotMaxRows) {
+    const size_t m = std::min(kDotMaxRows, rows.size() - r0);
+    for (size_t s0 = 0; s0 < k; s0 += kDotMaxSources) {
+      const size_t kc = std::min(kDotMaxSources, k - s0);
+      COLLPLAN_ASSERT(s0 == 0 || dot_scratch_rows > 0, "a split dot call without dot scratch rows");
+      DotCall dc;
+      dc.src_units.assign(src_units.begin() + s0, src_units.begin() + s0 + kc);
+      std::vector<Elem> coeffs(m * kc);
+      for (size_t j = 0; j < m; ++j) {
+        for (size_t i = 0; i < kc; ++i) coeffs[j * kc + i] = rows[r0 + j].second[s0 + i];
+        dc.dst_units.push_back(s0 == 0 ? rows[r0 + j].first : dot_scratch_unit + static_cast<uint32_t>(j));
+      }
+      dc.tables = gf::prepare_dot(field, kc, m, coeffs.data());
+      emit(Code::dot, 0, 0, static_cast<uint32_t>(dots.size()));
+      dots.push_back(std::move(dc));
+      ++stats.dot_calls;
+      if (s0 > 0)
+        for (size_t j = 0; j < m; ++j) emit(Code::add, dot_scratch_unit + static_cast<uint32_t>(j), rows[r0 + j].first);
+    }
+  }
+}
+
+// target += Σ nz[from..]: adds for coefficient 1, multiply-accumulates
+// otherwise.
+void Engine::Impl::emit_accumulate(const std::vector<ir::Term>& nz, size_t from, uint32_t target) {
+  for (size_t i = from; i < nz.size(); ++i) {
+    if (nz[i].coeff == 1)
+      emit(Code::add, nz[i].slot, target);
+    else
+      emit(Code::mad, nz[i].slot, target, mad_table(nz[i].coeff));
+  }
+}
+
+// target := Σ nz, where target is not among the sources (nz has no zero
+// coefficients).
+void Engine::Impl::emit_direct(const std::vector<ir::Term>& nz, uint32_t target) {
+  if (nz.empty()) {
+    emit(Code::zero, 0, target);
+  } else if (opt.use_dot && dot_worthy(nz)) {
+    std::vector<uint32_t> src;
+    std::vector<Elem> co;
+    for (const ir::Term& t : nz) {
+      src.push_back(t.slot);
+      co.push_back(t.coeff);
+    }
+    emit_dot(src, {{target, co}});
+  } else {
+    const ir::Term& f = nz.front();
+    if (f.coeff == 1)
+      emit(Code::copy, f.slot, target);
+    else
+      emit(Code::mul, f.slot, target, mad_table(f.coeff));
+    emit_accumulate(nz, 1, target);
+  }
+}
+
+// One step's staged payload elements, each with its staging row. Elements
+// with the same dot-worthy source list share one dot call, emitted after
+// the others.
+void Engine::Impl::emit_payloads(const std::vector<std::pair<const ir::Combo*, uint32_t>>& elems) {
+  std::vector<std::pair<const std::vector<ir::Term>*, std::vector<std::pair<uint32_t, std::vector<Elem>>>>> groups;
+  for (const auto& [c, target] : elems) {
+    const auto nz = nonzero(c->terms);
+    if (!opt.use_dot || !dot_worthy(nz)) {
+      emit_direct(nz, target);
+      continue;
+    }
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& gr) { return same_sources(*gr.first, c->terms); });
+    if (g == groups.end()) {
+      groups.push_back({&c->terms, {}});
+      g = groups.end() - 1;
+    }
+    std::vector<Elem> co;
+    for (const ir::Term& term : c->terms) co.push_back(term.coeff);
+    g->second.emplace_back(target, std::move(co));
+  }
+  for (const auto& [terms, rows] : groups) {
+    std::vector<uint32_t> src;
+    for (const ir::Term& term : *terms) src.push_back(term.slot);
+    emit_dot(src, rows);
+  }
+}
+
+// A pending run of consecutive dot-candidate ops becomes one dot call over
+// the union of their sources (the shoot initialisation of prepare-and-shoot
+// is such a run), so each source row is read once for all of them instead of
+// once per op. Rows get coefficient 0 for union sources they do not use; a
+// run is extended only while that padding stays below a third of the
+// coefficients. The ops are independent (no dst is a source or another
+// dst of the run), which is what makes computing them together exact.
+void Engine::Impl::flush_op_group(std::vector<const ir::Op*>& group) {
+  if (group.empty()) return;
+  std::vector<uint32_t> src;
+  for (const ir::Op* o : group) distinct_slots(o->terms, src);
+  std::vector<std::pair<uint32_t, std::vector<Elem>>> rows;
+  for (const ir::Op* o : group) {
+    std::vector<Elem> co(src.size(), 0);
+    for (const ir::Term& t : o->terms) {
+      Elem& c = co[std::find(src.begin(), src.end(), t.slot) - src.begin()];
+      c = field.add(c, t.coeff);  // a slot named twice: its coefficients add
+    }
+    rows.emplace_back(o->dst, std::move(co));
+  }
+  emit_dot(src, rows);
+  group.clear();
+}
+
+bool Engine::Impl::joins_group(const std::vector<const ir::Op*>& group, const ir::Op& op) const {
+  if (group.empty()) return false;
+  std::vector<uint32_t> src, mine;
+  size_t used = 0;  // coefficients the ops really have (distinct slots per op)
+  for (const ir::Op* g : group) {
+    if (g->dst == op.dst || reads_slot(op.terms, g->dst)) return false;
+    std::vector<uint32_t> d;
+    distinct_slots(g->terms, d);
+    used += d.size();
+    distinct_slots(g->terms, src);
+  }
+  if (std::find(src.begin(), src.end(), op.dst) != src.end()) return false;
+  distinct_slots(op.terms, mine);
+  used += mine.size();
+  distinct_slots(op.terms, src);
+  // A union wider than one dot call needs the dot scratch rows, which the
+  // arena has only if some single combination is that wide.
+  size_t widest = op.terms.size();
+  for (const ir::Op* g : group) widest = std::max(widest, g->terms.size());
+  if (src.size() > std::max(kDotMaxSources, widest)) return false;
+  return 2 * src.size() * (group.size() + 1) <= 3 * used;
+}
+
+void Engine::Impl::emit_op(const ir::Op& op, std::vector<const ir::Op*>& group) {
+  const std::vector<ir::Term> nz = nonzero(op.terms);
+  const bool groupable = opt.use_dot && dot_worthy(nz) && !reads_slot(op.terms, op.dst);
+  if (groupable) {
+    if (!joins_group(group, op)) flush_op_group(group);
+    group.push_back(&op);
+    return;
+  }
+  flush_op_group(group);
+  switch (dst_use(nz, op.dst)) {
+    case DstUse::none:
+      emit_direct(nz, op.dst);
+      break;
+    case DstUse::first:
+      // dst := c·dst + Σ rest: scale in place, then accumulate. Sound because
+      // no later term reads dst.
+      if (nz.front().coeff != 1) emit(Code::mul, op.dst, op.dst, mad_table(nz.front().coeff));
+      emit_accumulate(nz, 1, op.dst);
+      break;
+    case DstUse::elsewhere:
+      emit_direct(nz, scratch_unit);
+      emit(Code::copy, scratch_unit, op.dst);
+      break;
+  }
+}
+
+// One step's ops, in order.
+void Engine::Impl::emit_ops(const std::vector<ir::Op>& ops) {
+  std::vector<const ir::Op*> group;
+  for (const ir::Op& o : ops) emit_op(o, group);
+  flush_op_group(group);
+}
+
+}  // namespace collplan::rt
