@@ -15,7 +15,7 @@
 //             combine payloads into buffers, Isend/Irecv, Waitall, copy
 //             received elements into slots, run the ops; no engine), which
 //             measures the engine's overhead (target: <= 5 %;
-//             docs/runtime.md).
+//             docs/benchmarks.md).
 //   bcast     broadcast plans vs MPI_Bcast of ℓ bytes: postal-broadcast
 //             (λ = 1; 1 block, and 4 blocks of ℓ/4), circulant-broadcast with
 //             n = `--blocks auto` (gen::circulant_auto_blocks under the

@@ -4,7 +4,7 @@
 // optimal parallel prefix computation in the postal model", in Chinese;
 // NTUST, NSC 87-2213-E-011-005), §2–§4; its errata (the §3.2 example's
 // W_{1,3} is {0}, not {10}; two misprints of Lemma 2 case 3) are in
-// gen/postal_prefix.cpp and docs/design.md, "Errors found in the papers".
+// gen/postal_prefix.cpp and docs/paper-errata.md.
 //
 // All three take exactly min{t : G(t) >= R} steps, the lower bound of the
 // paper's Thm 1 (passes::postal_steps_bound), with R the number of

@@ -19,7 +19,7 @@
 // Shoot initialisation (end of step T(m)): rank k's variable w_l, destined
 // for rank k + l·m, is Σ_{i < m, l·m+i < K} A[k−i][k+l·m]·x_{k−i} (the exact
 // form of prepare-and-shoot's shoot initialisation, each residue once;
-// docs/design.md, "Errors found in the papers").
+// docs/paper-errata.md).
 //
 // Shoot (steps T(m)+1..T(m)+T(n), n = ⌈K/m⌉): K n-to-one reduces at once,
 // the tree of destination d placing position l at rank d − l·m. It is the

@@ -37,7 +37,7 @@
 // adjacent non-empty intervals.
 //
 // Paper errors found while checking this against the exact verifier (listed
-// in docs/design.md, "Errors found in the papers"): the §3.2 example prints
+// in docs/paper-errata.md): the §3.2 example prints
 // W_{1,3} = {10}, but rank 1 hears in step 3 from 1 − G(2) = 0, so it is {0};
 // Lemma 2 case 3 prints the sender as i − G(j−1) + t·G(j−λ); it is
 // i − G(j−1) − t·G(j−λ) (as in W's definition and the proof). Lemma 2

@@ -1,7 +1,7 @@
 // Prepare-and-shoot — universal all-to-all encode.
 // Source: C. Wang, N. Raviv, "All-to-All Encode in Synchronous Systems"
-// (ITW 2022), §IV, Thm 1, with the corrections listed in docs/design.md,
-// "Errors found in the papers".
+// (ITW 2022), §IV, Thm 1, with the corrections listed in
+// docs/paper-errata.md.
 //
 // b = p+1, L = max{L : b^L < K}, Tp/Ts as in prepare_shoot.h, m = b^Tp,
 // n = b^Ts, indices mod K.

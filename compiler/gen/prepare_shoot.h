@@ -18,7 +18,7 @@ struct PrepareShootShape {
   uint64_t m = 0, n = 0;
   uint32_t C1() const { return Tp + Ts; }
   // The paper's C2, with Thm 1's formula corrected for even L (Tp = Ts + 1):
-  // (m−1)/p + (n−1)/p (docs/design.md, "Errors found in the papers").
+  // (m−1)/p + (n−1)/p (docs/paper-errata.md).
   uint64_t C2() const { return (m - 1) / p + (n - 1) / p; }
   // Per-round message sizes 1, b, …, b^{Tp−1}, b^{Ts−1}, …, 1.
   std::vector<uint64_t> round_sizes() const;

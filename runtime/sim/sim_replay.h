@@ -33,7 +33,7 @@
 // term with coefficient 1 is a copy and costs nothing (the engine forwards
 // such payloads zero-copy). Hosts compute at `Platform::speed` such flops per
 // second (default 2·10^10: the GF(2^8) multiply-accumulate kernels run at
-// 20–35 GB/s on one core, docs/runtime.md).
+// 20–35 GB/s on one core, docs/benchmarks.md).
 //
 // The simulation runs in a forked child process (SimGrid allows one engine
 // per process), so simulate() may be called any number of times; it is

@@ -280,7 +280,7 @@ TEST_CASE("postal G, U and W match the paper's example", "[postal]") {
   CHECK(gen::postal_U(G, 2, 3, 10, 3, 4).empty());
   // W, listed by port t (decreasing sender). W_{1,3} is printed as {10} in
   // the paper; it is {0}: rank 1 hears in step 3 from 1 − G(2) = 0 (a paper
-  // error, docs/design.md).
+  // error, docs/paper-errata.md).
   CHECK(gen::postal_W(G, 2, 3, 0, 3).empty());
   CHECK(gen::postal_W(G, 2, 3, 1, 3) == V{0});
   CHECK(gen::postal_W(G, 2, 3, 7, 3) == V{6, 5});
