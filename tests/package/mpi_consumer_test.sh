@@ -20,12 +20,13 @@ grep -q ": OK — encode K=8 " <<<"$check" || { echo "FAIL: $plan is not a K = 8
 # collplan.h without MPI: every rank a thread of one process. The runtime
 # carries nothing of the compiler: no library above the plan IR on the link
 # line of a program that only opens a plan and replays it.
-link="$work/CMakeFiles/encode_threads.dir/link.txt"
-if grep -Eo 'libcollplan_(matrix|json|passes|gen|pipeline|backend|search|compiler|user_op)[^ ]*' "$link"; then
-  echo "FAIL: encode_threads (collplan::runtime only) links compiler libraries: $(cat "$link")"; exit 1
+link=$(ninja -C "$work" -t commands encode_threads | tail -n 1)
+grep -q 'libcollplan_runtime\.a' <<<"$link" || { echo "FAIL: no runtime library on encode_threads' link line: $link"; exit 1; }
+if grep -Eo 'libcollplan_(matrix|json|passes|gen|pipeline|backend|search|compiler|user_op)[^ ]*' <<<"$link"; then
+  echo "FAIL: encode_threads (collplan::runtime only) links compiler libraries: $link"; exit 1
 fi
 echo "encode_threads: $(stat -c %s "$work/encode_threads") bytes; collplan libraries linked:" \
-  $(grep -Eo 'libcollplan_[a-z_]+\.a' "$link" | sort -u | tr '\n' ' ')
+  $(grep -Eo 'libcollplan_[a-z_]+\.a' <<<"$link" | sort -u | tr '\n' ' ')
 "$work/encode_threads" "$plan" "$csv" 4099
 if [ -x "$work/encode_threads_f" ]; then
   "$work/encode_threads_f" "$plan" "$csv" 4099
