@@ -15,8 +15,10 @@
 #include "passes/pipeline.h"
 #include "runtime/gf/gf_kernels.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::compiled;
 using namespace emit_test;
 
 namespace {
@@ -42,19 +44,13 @@ Spec block_spec(OpKind op, uint32_t K, uint32_t p, uint32_t lambda, const Field&
 
 // A decentralized [N, K] encode with a random A (systematic) or G.
 Spec dec_spec(uint32_t N, uint32_t K, uint32_t p, bool systematic, const Field& f) {
-  return make_decentralized_spec(N, K, p, 1, f, matrix_explicit(random_matrix(K, systematic ? N - K : N, N * K, f), f));
+  return test::random_decentralized_spec(N, K, p, systematic, N * K, f);
 }
 
 // Two disjoint draw-and-loose point sets of K points each (radix P).
 std::pair<std::vector<Elem>, std::vector<Elem>> two_point_sets(const Field& f, uint32_t K, uint32_t P) {
   const std::vector<Elem> v = disjoint_point_sets(f, K, P, 2);
   return {std::vector<Elem>(v.begin(), v.begin() + K), std::vector<Elem>(v.begin() + K, v.end())};
-}
-
-ir::Plan compiled(const Spec& s, const std::string& algorithm) {
-  passes::CompileOptions opt;
-  opt.algorithm = algorithm;
-  return passes::compile(s, opt).plan;
 }
 
 // The emitted code, the engine and direct computation agree byte for byte,

@@ -21,6 +21,7 @@
 #include "runtime/replay.h"
 #include "runtime/trace.h"
 #include "runtime/transport/tcp.h"
+#include "test_util.h"
 
 using namespace collplan;
 namespace fs = std::filesystem;
@@ -28,10 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 ir::Plan encode_plan(uint32_t K, uint32_t p, uint32_t lambda, const char* algorithm) {
-  const Field f = Field::gf256();
-  passes::CompileOptions opt;
-  opt.algorithm = algorithm;
-  return passes::compile(make_encode_spec(K, p, lambda, f, matrix_random(K, 3, f)), opt).plan;
+  return test::compiled(test::random_encode_spec(K, p, Field::gf256(), 3, lambda), algorithm);
 }
 
 struct Traced {

@@ -22,18 +22,13 @@
 #include "passes/widen.h"
 #include "runtime/replay.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::kExact;
+using test::log_ceil;
 
 namespace {
-
-const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
-
-uint32_t log_ceil(uint64_t n, uint32_t p) {
-  uint32_t t = 0;
-  for (uint64_t r = 1; r < n; r *= p + 1) ++t;
-  return t;
-}
 
 Spec block_op(OpKind op, uint32_t K, uint32_t p) {
   Spec s;
@@ -146,8 +141,7 @@ namespace {
 
 Spec dec_spec(uint32_t N, uint32_t K, uint32_t p, bool systematic, uint32_t n, uint64_t seed,
               const Field& f = Field::gf256(), uint32_t lambda = 1) {
-  Spec s = make_decentralized_spec(N, K, p, lambda, f,
-                                   matrix_explicit(random_matrix(K, systematic ? N - K : N, seed, f), f));
+  Spec s = test::random_decentralized_spec(N, K, p, systematic, seed, f, lambda);
   s.blocks = n;
   return s;
 }

@@ -19,19 +19,14 @@
 #include "passes/verify.h"
 #include "runtime/replay.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::ceil_div;
+using test::kExact;
+using test::log_ceil;
 
 namespace {
-
-const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
-
-uint32_t log_ceil(uint64_t K, uint32_t p) {
-  uint32_t t = 0;
-  for (uint64_t r = 1; r < K; r *= p + 1) ++t;
-  return t;
-}
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 Spec spec_of(OpKind op, uint32_t K, uint32_t p, uint32_t n, uint32_t lambda = 1, std::vector<uint32_t> counts = {}) {
   Spec s;
@@ -89,7 +84,7 @@ void check_K(uint32_t K, std::initializer_list<uint32_t> ns, std::initializer_li
         const uint32_t q = log_ceil(K, p);
         // Allgather and reduce-scatter: C2 = n⌈(K−1)/p⌉, within n − 1 of
         // the receive-volume bound ⌈n(K−1)/p⌉; C1 = λq.
-        const uint64_t c2 = n * ceil_div(K - 1, p);
+        const uint64_t c2 = uint64_t{n} * ceil_div(K - 1, p);
         for (OpKind op : {OpKind::Allgather, OpKind::ReduceScatter}) {
           const auto c = check(spec_of(op, K, p, n, lambda),
                                op == OpKind::Allgather ? "dissemination-allgather" : "dissemination-reduce-scatter",

@@ -13,21 +13,16 @@
 #include "passes/pipeline.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 
 namespace {
 
-ir::Plan plan_k9() {
-  passes::CompileOptions opt;
-  opt.algorithm = "prepare-shoot";
-  return passes::compile(make_encode_spec(9, 2, 1, Field::gf65536(), matrix_random(9, 3, Field::gf65536())), opt).plan;
-}
+ir::Plan plan_k9() { return test::compiled(test::random_encode_spec(9, 2, Field::gf65536(), 3), "prepare-shoot"); }
 
 ir::Plan plan_postal() {
-  passes::CompileOptions opt;
-  opt.algorithm = "postal-prepare-shoot";
-  return passes::compile(make_encode_spec(7, 1, 3, Field::gf256(), matrix_random(7, 2, Field::gf256())), opt).plan;
+  return test::compiled(test::random_encode_spec(7, 1, Field::gf256(), 2, 3), "postal-prepare-shoot");
 }
 
 }  // namespace

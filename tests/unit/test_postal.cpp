@@ -25,8 +25,10 @@
 #define COLLPLAN_TEST_VERIFY_ORDER 1
 #endif
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::user_error_of;
 using ir::SlotId;
 
 namespace {
@@ -224,16 +226,6 @@ void check_broadcast(const Spec& s) {
   REQUIRE(c.C1 == m);
   REQUIRE(c.C2 == uint64_t{s.blocks} * (m - s.lambda + 1));
   REQUIRE_NOTHROW(verify_exact(plan));
-}
-
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no UserError>";
 }
 
 // The Step record of `prog` for step t, inserted in order when absent.

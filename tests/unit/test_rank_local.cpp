@@ -25,8 +25,11 @@
 #include "passes/pipeline.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::TempFile;
+using test::user_error_of;
 
 namespace {
 
@@ -50,22 +53,6 @@ const gen::GeneratorInfo& circ_generator(OpKind op) {
 
 constexpr OpKind kCirculantOps[] = {OpKind::Broadcast, OpKind::Reduce, OpKind::Allgather, OpKind::Allreduce,
                                     OpKind::Allgatherv};
-
-std::string user_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no UserError)";
-}
-
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string& name)
-      : path((std::filesystem::temp_directory_path() / fmt::format("collplan-rl-{}-{}", ::getpid(), name)).string()) {}
-  ~TempFile() { std::remove(path.c_str()); }
-};
 
 }  // namespace
 

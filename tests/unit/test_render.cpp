@@ -27,6 +27,7 @@
 #include "passes/cost.h"
 #include "passes/pipeline.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 using backend::PlanView;
@@ -35,13 +36,8 @@ using backend::RenderOptions;
 namespace {
 
 using test::approve_or_compare;
+using test::compiled;
 using test::golden_path;
-
-ir::Plan compiled(const Spec& s, const char* algorithm) {
-  passes::CompileOptions opt;
-  opt.algorithm = algorithm;
-  return passes::compile(s, opt).plan;
-}
 
 ir::Plan encode(uint32_t K, uint32_t p, uint32_t lambda, const char* algorithm = "prepare-shoot") {
   const Field f = Field::gf256();

@@ -23,16 +23,13 @@
 #include "search/search.h"
 #include "shell_support.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::kExact;
+using test::random_encode_spec;
 
 namespace {
-
-Spec encode_spec(uint32_t K, uint32_t p, const Field& f, uint64_t seed) {
-  return make_encode_spec(K, p, 1, f, matrix_random(K, seed, f));
-}
-
-const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
 
 // The search for (K, p) must reproduce the shipped table's line.
 void check_against_table(uint32_t K, uint32_t p) {
@@ -51,7 +48,7 @@ void check_against_table(uint32_t K, uint32_t p) {
   if (o.schedule) {
     // The fresh schedule is a valid plan too (it need not be the table's).
     REQUIRE(gen::relay_schedule_problem(*o.schedule).empty());
-    const ir::Plan plan = gen::build_relay_plan(*o.schedule, encode_spec(K, p, Field::gf256(), 5));
+    const ir::Plan plan = gen::build_relay_plan(*o.schedule, random_encode_spec(K, p, Field::gf256(), 5));
     REQUIRE_NOTHROW(passes::verify(plan, kExact));
   }
 }
@@ -118,7 +115,7 @@ TEST_CASE("searched: every shipped schedule computes every matrix (checker, exac
       if (K % 5 != 0) mats.push_back(matrix_permutation(perm, f));
       for (const MatrixSpec& ms : mats) {
         INFO("K=" << K << " p=" << e.p << " field " << f.name() << " matrix " << ms.family);
-        Spec spec = encode_spec(K, e.p, f, 1);
+        Spec spec = random_encode_spec(K, e.p, f, 1);
         spec.matrix = ms;
         passes::CompileOptions opt;
         opt.algorithm = "searched";
@@ -134,7 +131,7 @@ TEST_CASE("searched: every shipped schedule computes every matrix (checker, exac
 
 TEST_CASE("searched: auto picks it where it beats prepare-and-shoot; recode and the cost report", "[search]") {
   const Field f = Field::gf256();
-  Spec spec = encode_spec(13, 2, f, 3);
+  Spec spec = random_encode_spec(13, 2, f, 3);
   const passes::CompileResult r = passes::compile(spec, {});
   CHECK(r.plan.spec.algorithm == "searched");
   CHECK(r.cost.C2 == 3);
@@ -151,19 +148,19 @@ TEST_CASE("searched: auto picks it where it beats prepare-and-shoot; recode and 
   // K = 7, p = 1: prepare-and-shoot's 4 is the least among relay-and-combine plans.
   passes::CompileOptions ps;
   ps.algorithm = "prepare-shoot";
-  const passes::CompileResult r7 = passes::compile(encode_spec(7, 1, f, 1), ps);
+  const passes::CompileResult r7 = passes::compile(random_encode_spec(7, 1, f, 1), ps);
   CHECK(r7.cost.C2 == 4);
   CHECK(r7.cost.search_lb_C2 == 4);
   CHECK(r7.cost.optimality.find("relay-and-combine") != std::string::npos);
   // K = 13, p = 2 by prepare-and-shoot: 5, not optimal.
-  const passes::CompileResult r13 = passes::compile(encode_spec(13, 2, f, 1), ps);
+  const passes::CompileResult r13 = passes::compile(random_encode_spec(13, 2, f, 1), ps);
   CHECK(r13.cost.C2 == 5);
   CHECK(r13.cost.optimality == "not proven optimal");
   CHECK(passes::cost_text(r13.cost, 1, 1, 1).find("search: no relay-and-combine plan with C1 = 3 has C2 < 3") !=
         std::string::npos);
   // Outside the table, or lambda > 1: searched says why not.
-  CHECK(gen::searched_why_not(encode_spec(40, 2, f, 1)).find("no searched schedule for K = 40") != std::string::npos);
-  Spec lam = encode_spec(13, 2, f, 1);
+  CHECK(gen::searched_why_not(random_encode_spec(40, 2, f, 1)).find("no searched schedule for K = 40") != std::string::npos);
+  Spec lam = random_encode_spec(13, 2, f, 1);
   lam.lambda = 2;
   CHECK(gen::searched_why_not(lam).find("lambda = 1") != std::string::npos);
 }
@@ -178,7 +175,7 @@ TEST_CASE("relay schedules: malformed ones are named, never built", "[search]") 
               {{0, 0, 1, {}, {1}}, {1, 0, 2, {}, {2}}, {2, 0, 0, {}, {0}}}};
   // Sink 1 holds x_1, x_0; rank 0 holds x_0, x_2 and sends a partial for 1: covered.
   REQUIRE(gen::relay_schedule_problem(s) == "");
-  REQUIRE_NOTHROW(passes::verify(gen::build_relay_plan(s, encode_spec(3, 1, Field::gf256(), 1)), kExact));
+  REQUIRE_NOTHROW(passes::verify(gen::build_relay_plan(s, random_encode_spec(3, 1, Field::gf256(), 1)), kExact));
 
   auto bad = s;
   bad.rounds[1][0].to = 2;  // port 0 of rank 2 would receive twice
@@ -195,7 +192,7 @@ TEST_CASE("relay schedules: malformed ones are named, never built", "[search]") 
   bad = s;
   bad.rounds[0][0].port = 1;
   CHECK(gen::relay_schedule_problem(bad).find("out of range") != std::string::npos);
-  CHECK_THROWS_AS(gen::build_relay_plan(bad, encode_spec(3, 1, Field::gf256(), 1)), InternalError);
+  CHECK_THROWS_AS(gen::build_relay_plan(bad, random_encode_spec(3, 1, Field::gf256(), 1)), InternalError);
   // JSON round trip, and a malformed document.
   CHECK(gen::relay_schedule_json(gen::relay_schedule_from_json(gen::relay_schedule_json(s))) ==
         gen::relay_schedule_json(s));
