@@ -15,6 +15,7 @@
 #include <iterator>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "gen/registry.h"
 #include "matrix/codes.h"
@@ -71,6 +72,12 @@ inline Spec random_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, bool s
                                  matrix_explicit(random_matrix(K, systematic ? N - K : N, seed, f), f));
 }
 
+// The i-th run of K elements of v: one of several point sets drawn at once
+// (disjoint_point_sets).
+inline std::vector<Elem> slice(const std::vector<Elem>& v, uint32_t i, uint32_t K) {
+  return std::vector<Elem>(v.begin() + i * K, v.begin() + (i + 1) * K);
+}
+
 // The plan `collplan compile` delivers for s with `algorithm`: the
 // generator, the default passes and the checker after each stage.
 inline ir::Plan compiled(const Spec& s, const std::string& algorithm = "auto") {
@@ -92,7 +99,7 @@ inline ir::Plan build_with(const std::string& name, const Spec& s) {
   return g.build(named, unit);
 }
 
-// ---- scratch files ------------------------------------------------------------
+// ---- scratch files ----------------------------------------------------------
 
 // This process's scratch folder, <tmp>/collplan-tests-<pid>, removed when the
 // process exits (kept when COLLPLAN_KEEP_TEST_DIR is set, for a look after a

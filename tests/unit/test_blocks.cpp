@@ -3,7 +3,8 @@
 // of n-block vectors, and decentralized encodes whose broadcast and reduce
 // phases stream the blocks (circulant or pipelined chain) when the cost
 // model says so. Every plan is verified exactly; costs are checked against
-// closed forms computed here from the definitions.
+// closed forms computed here from the definitions. The replay of compiled
+// block plans: tests/integration/test_pipelines.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -244,19 +245,6 @@ TEST_CASE("streaming long vectors pays: the blocked grid against the widened one
     CHECK(a.C2 == (n - 1 + 3) + n * (b.C2 / n - 3));
     CHECK(bandwidth.time(a.C1, a.C2) < bandwidth.time(b.C1, b.C2));
   }
-}
-
-TEST_CASE("decentralized encode in n blocks: compile and replay equal direct encoding", "[blocks][runtime]") {
-  for (auto [N, K, n] : {std::tuple{24u, 4u, 6u}, {20u, 16u, 3u}, {9u, 5u, 2u}})
-    for (bool sys : {true, false}) {
-      INFO("N=" << N << " K=" << K << " n=" << n << " sys=" << sys);
-      passes::CompileOptions opt;
-      opt.cost_model = gen::CostModel{1.0, 1.0, 4096};  // long blocks: streaming wins where it applies
-      const auto res = passes::compile(dec_spec(N, K, 1, sys, n, N * K + n), opt);
-      CHECK(res.plan.ranks[K].outputs.size() == n);
-      const auto rep = rt::replay_and_compare(res.plan, 100, 7, 1);
-      CHECK(rep.equal);
-    }
 }
 
 TEST_CASE("blocks: a postcondition too large to check is refused by name", "[blocks]") {

@@ -1,9 +1,9 @@
 // Plans from circulant schedules (gen/circulant_plans.h): broadcast (Alg 6),
 // allgather (Alg 7), allreduce (Alg 8) and allgatherv (Alg 9) through the
 // general checker over exhaustive small grids, C1/C2 against their
-// formulas, replay against direct computation, the rank-local compile for
-// huge K, `--blocks auto`, `--algorithm auto`, and the errors for specs
-// outside the model.
+// formulas, the rank-local compile for huge K, `--blocks auto`,
+// `--algorithm auto`, and the errors for specs outside the model. Their
+// replay: tests/integration/test_pipelines.cpp.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -164,20 +164,6 @@ TEST_CASE("circulant allgatherv: irregular counts with zeros, K <= 20, n <= 6, e
 TEST_CASE("circulant allgatherv: every K <= 48, n <= 12", "[circulant-plans][.slow][slow]") {
   for (uint32_t K = 2; K <= 48; ++K)
     for (uint32_t n = 1; n <= 12; ++n) check_allgatherv(K, n, irregular(K, 3 * K + n));
-}
-
-TEST_CASE("circulant plans replay equal to direct computation", "[circulant-plans]") {
-  for (const Spec& s : {block_spec(OpKind::Broadcast, 13, 6, 5), block_spec(OpKind::Allgather, 11, 2),
-                        block_spec(OpKind::Allreduce, 12, 3), block_spec(OpKind::Reduce, 14, 4, 9),
-                        block_spec(OpKind::Allgatherv, 10, 3, 0, {2, 0, 5, 1, 0, 3, 4, 0, 1, 2})}) {
-    INFO(op_name(s.op));
-    passes::CompileOptions opt;
-    opt.algorithm = std::string("circulant-") + op_name(s.op);
-    const auto res = passes::compile(s, opt);
-    const auto rep = rt::replay_and_compare(res.plan, 257, 9, 1);
-    CHECK(rep.equal);
-    CHECK(rep.first_mismatch.empty());
-  }
 }
 
 TEST_CASE("circulant generators reject specs outside their model", "[circulant-plans]") {

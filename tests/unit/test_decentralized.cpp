@@ -1,8 +1,8 @@
 // Decentralized encoding (gen/decentralized.h): exact verification of every
 // generator over (N, K, p) grids, C1/C2 against the formulas of
 // docs/decentralized.md (computed here from the definitions), the codes of
-// matrix/codes.h against independent encoders, runtime replay against direct
-// encoding, and bad input.
+// matrix/codes.h against independent encoders, and bad input. The replay of
+// compiled plans: tests/integration/test_pipelines.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -424,20 +424,6 @@ TEST_CASE("Lagrange codes: interpolate at omega, evaluate at alpha", "[decentral
       CHECK(y == f.add(7, f.mul(3, K + 1 + j)));
     }
   }
-}
-
-TEST_CASE("compile picks a decentralized generator; replay equals direct encoding", "[decentralized][runtime]") {
-  for (auto [N, K, len] : {std::tuple{24u, 16u, 1000u}, {20u, 4u, 333u}, {9u, 5u, 1u}, {16u, 8u, 64u}})
-    for (bool sys : {true, false}) {
-      INFO("N=" << N << " K=" << K << " len=" << len << " sys=" << sys);
-      Spec s = random_decentralized_spec(N, K, 2, sys, N * K);
-      passes::CompileOptions opt;
-      const auto res = passes::compile(s, opt);
-      CHECK_THAT(res.plan.spec.algorithm, Catch::StartsWith("decentralized-"));
-      const auto rep = rt::replay_and_compare(res.plan, len, 99, 1);
-      CHECK(rep.equal);
-      CHECK(rep.first_mismatch.empty());
-    }
 }
 
 TEST_CASE("decentralized encode: bad input names the bad value", "[decentralized]") {

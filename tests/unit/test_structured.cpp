@@ -28,6 +28,7 @@ using namespace collplan;
 using test::build_with;
 using test::kExact;
 using test::log_ceil;
+using test::slice;
 using test::user_error_of;
 
 namespace {
@@ -88,10 +89,6 @@ Matrix identity(uint32_t n) {
   Matrix m = Matrix::zeros(n, n);
   for (uint32_t i = 0; i < n; ++i) m.at(i, i) = 1;
   return m;
-}
-
-std::vector<Elem> slice(const std::vector<Elem>& v, uint32_t i, uint32_t K) {
-  return std::vector<Elem>(v.begin() + i * K, v.begin() + (i + 1) * K);
 }
 
 // The matrix a structured spec denotes, built here from its points.
@@ -399,27 +396,6 @@ TEST_CASE("structured: auto picks a structured generator when cheaper, and the p
       CHECK(c.why_not == "lagrange needs a matrix of family lagrange, got dft");
     }
   CHECK(saw_lagrange);
-}
-
-TEST_CASE("structured: runtime replay of each family equals direct computation", "[structured]") {
-  const Field f = Field::prime(7681);
-  const uint32_t K = 24;
-  const std::vector<Elem> sets = disjoint_point_sets(f, K, 2, 2);
-  const std::vector<Elem> a = slice(sets, 0, K), b = slice(sets, 1, K), ones(K, 1);
-  const std::vector<std::pair<std::string, MatrixSpec>> specs = {
-      {"draw-loose", matrix_draw_loose(K, 2, {}, f)},
-      {"inverse-draw-loose", matrix_draw_loose(K, 2, {}, f, true)},
-      {"lagrange", matrix_lagrange(a, b, f)},
-      {"cauchy", matrix_four_lists("cauchy", {a, b, ones, ones}, f)},
-      {"cauchy", matrix_four_lists("rs-systematic", {a, b, ones, ones}, f)}};
-  for (const auto& [name, ms] : specs) {
-    INFO(ms.family);
-    const ir::Plan plan = build_with(name, make_encode_spec(K, 2, 1, f, ms));
-    CHECK(rt::replay_and_compare(plan, 33, 5, 1).equal);
-  }
-  const Field g = Field::gf256();
-  const ir::Plan dft = build_with("dft", make_encode_spec(17, 1, 1, g, matrix_dft(17, 17, g)));
-  CHECK(rt::replay_and_compare(dft, 64, 6, 1).equal);
 }
 
 TEST_CASE("structured: plans keep their family and points through the binary and JSON codecs", "[structured]") {
