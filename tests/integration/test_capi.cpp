@@ -17,6 +17,7 @@
 #include "collplan.h"
 #include "collplan_tcp.h"
 #include "ir/binary.h"
+#include "loopback_peers.h"
 #include "matrix/matrix.h"
 #include "passes/pipeline.h"
 #include "runtime/replay.h"
@@ -26,6 +27,7 @@
 
 using namespace collplan;
 using test::compiled;
+using test::loopback_peers;
 using test::random_encode_spec;
 
 namespace {
@@ -110,19 +112,6 @@ std::vector<std::vector<unsigned char>> engine_outputs(const ir::Plan& plan, siz
 }
 
 std::string last_error() { return collplan_last_error(); }
-
-// "127.0.0.1:a,127.0.0.1:b,...": ports the system handed out a moment ago
-// (listened on, then closed; the transport binds them again).
-std::string loopback_peers(uint32_t K) {
-  std::string s;
-  for (uint32_t r = 0; r < K; ++r) {
-    uint16_t port = 0;
-    const int fd = rt::tcp_listen("127.0.0.1:0", &port);
-    ::close(fd);
-    s += (r ? "," : "") + std::string("127.0.0.1:") + std::to_string(port);
-  }
-  return s;
-}
 
 struct TcpRank {
   int status = -1;

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
+#include "loopback_peers.h"
 #include "matrix/matrix.h"
 #include "passes/pipeline.h"
 #include "runtime/replay.h"
@@ -146,28 +148,19 @@ TEST_CASE("trace: the Chrome trace JSON has one track per rank and non-negative 
 }
 
 TEST_CASE("cli trace: run --trace over TCP writes one trace of every rank, from rank 0", "[cli][tcp][trace]") {
-  const fs::path dir = fs::temp_directory_path() / ("collplan-trace-tcp-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = test::scratch_dir("cli-trace-tcp");
   const std::string plan = (dir / "enc.cplan").string();
-  REQUIRE(std::system((std::string(COLLPLAN_CLI) + " compile --op encode --K 4 --p 2 -o " + plan + " > /dev/null 2>&1")
-                          .c_str()) == 0);
-  std::string peers;
-  std::vector<int> fds;
-  for (int r = 0; r < 4; ++r) {
-    uint16_t port = 0;
-    fds.push_back(rt::tcp_listen("127.0.0.1:0", &port));
-    peers += (r ? "," : "") + std::string("127.0.0.1:") + std::to_string(port);
-  }
-  for (int fd : fds) ::close(fd);
+  REQUIRE(test::run_collplan("compile --op encode --K 4 --p 2 -o " + plan).status == 0);
+  const std::string peers = test::loopback_peers(4);
   std::string script;
   for (int r = 0; r < 4; ++r)
-    script += "( " + std::string(COLLPLAN_CLI) + " run " + plan + " --transport tcp --peers " + peers + " --rank " +
+    script += "( " + test::collplan_cli() + " run " + plan + " --transport tcp --peers " + peers + " --rank " +
               std::to_string(r) + " --len 50 --reps 2 --trace " + (dir / ("t" + std::to_string(r) + ".json")).string() +
               " > " + (dir / ("out" + std::to_string(r))).string() + " 2>&1; echo $? > " +
               (dir / ("rc" + std::to_string(r))).string() + " ) &\n";
   script += "wait\n";
   std::ofstream(dir / "run.sh") << script;
-  REQUIRE(std::system(("sh " + (dir / "run.sh").string()).c_str()) == 0);
+  REQUIRE(test::run_shell("sh " + (dir / "run.sh").string()).status == 0);
   for (int r = 0; r < 4; ++r) {
     std::ifstream rc(dir / ("rc" + std::to_string(r)));
     int code = -1;
@@ -183,5 +176,4 @@ TEST_CASE("cli trace: run --trace over TCP writes one trace of every rank, from 
   const nlohmann::json j = nlohmann::json::parse(in);
   CHECK(check_chrome_trace(j).size() == 4);
   CHECK(j["otherData"]["transport"] == "tcp");
-  fs::remove_all(dir);
 }

@@ -21,6 +21,7 @@
 #include "matrix/matrix.h"
 #include "matrix/postcondition.h"
 #include "runtime/transport/threads.h"
+#include "test_util.h"
 
 namespace emit_test {
 
@@ -36,22 +37,8 @@ inline std::string cxx() {
 
 inline std::string src(const std::string& rel) { return std::string(COLLPLAN_SOURCE_DIR) + "/" + rel; }
 
-// A fresh directory under this process's scratch root, which is removed
-// when the process exits.
-inline fs::path scratch(const std::string& name) {
-  struct Root {
-    fs::path path = fs::temp_directory_path() / ("collplan-emit-" + std::to_string(::getpid()));
-    ~Root() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static const Root root;
-  auto d = root.path / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+// A fresh folder for one emitted plan (test_util.h's scratch_dir).
+inline fs::path scratch(const std::string& name) { return collplan::test::scratch_dir("emit-" + name); }
 
 // Every rank's inputs, rank-major then input order, len elements each.
 inline std::vector<unsigned char> random_inputs(const collplan::ir::Plan& plan, size_t len, uint64_t seed) {

@@ -117,6 +117,14 @@ inline const std::filesystem::path& scratch_root() {
   return root.path;
 }
 
+// A fresh, empty folder `name` under the scratch root.
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  const std::filesystem::path d = scratch_root() / name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
 // A file name under the scratch root, not used before in this process;
 // the file is removed when the TempFile goes out of scope.
 struct TempFile {
@@ -133,5 +141,16 @@ struct TempFile {
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
 };
+
+// The whole file (empty when it cannot be read).
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Writes `text` as the whole file.
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
 
 }  // namespace collplan::test

@@ -17,11 +17,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shell_support.h"
+#include "cli_runner.h"
 #include "ir/binary.h"
 #include "ir/json.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 using nlohmann::json;
@@ -39,12 +40,6 @@ const char* const kTinyPlan = R"({"format":"collplan-plan","version":1,"num_step
  "recvs":[{"port":0,"from":0,"sent_at":1,"into":[1]}],"ops":[{"dst":2,"terms":[[0,4],[1,2]],"matrix_col":1}]}]}]})";
 
 ir::Plan tiny_plan() { return ir::from_json(json::parse(kTinyPlan)); }
-
-// Runs the collplan CLI; its exit status and output (stdout and stderr).
-std::pair<int, std::string> cli(const std::string& args) {
-  const auto r = collplan::test::run_collplan(args);
-  return {r.status, r.output};
-}
 
 }  // namespace
 
@@ -71,8 +66,7 @@ TEST_CASE("fuzz: spec file numbers must be non-negative integers the flag holds"
   // fuzz_spec: {"K": 1e34} reached nlohmann's get<uint32_t>(), a float to
   // integer conversion out of range (undefined behaviour, UBSan); -1 became
   // K = 4294967295, 4294967296 became 0 and 4.5 became 4, all silently.
-  const auto dir = std::filesystem::temp_directory_path() / ("collplan-fuzz-regress-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = test::scratch_dir("cli-fuzz");
   const std::string spec = (dir / "s.json").string(), out = (dir / "s.cplan").string();
   const std::pair<const char*, const char*> bad[] = {
       {R"({"op":"encode","K":1e34})", R"(key "K" has the wrong type: expected an integer)"},
@@ -83,15 +77,14 @@ TEST_CASE("fuzz: spec file numbers must be non-negative integers the flag holds"
   };
   for (const auto& [text, needle] : bad) {
     std::ofstream(spec) << text;
-    const auto [status, output] = cli("compile -q --spec " + spec + " -o " + out);
-    INFO(text << "\n" << output);
-    CHECK(status == 2);
-    CHECK(output.find(needle) != std::string::npos);
+    const auto r = test::run_collplan("compile -q --spec " + spec + " -o " + out);
+    INFO(text << "\n" << r.output());
+    CHECK(r.status == 2);
+    CHECK(r.output().find(needle) != std::string::npos);
   }
   // The whole u64 range is still a seed.
   std::ofstream(spec) << R"({"op":"encode","K":4,"seed":18446744073709551615})";
-  CHECK(cli("compile -q --spec " + spec + " -o " + out).first == 0);
-  std::filesystem::remove_all(dir);
+  CHECK(test::run_collplan("compile -q --spec " + spec + " -o " + out).status == 0);
 }
 
 TEST_CASE("fuzz: a JSON matrix's size is checked before its entries are reserved", "[fuzz][json]") {

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cli_runner.h"
 #include "golden_support.h"
 #include "backend/plan_view.h"
 #include "backend/render_dot.h"
@@ -330,18 +331,13 @@ TEST_CASE("render: K = 4096 encode, the summary view renders in under 10 s and 5
 
 TEST_CASE("cli render: show draws files, and bad picture flags are user errors (exit 2)", "[cli][render]") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("collplan-render-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string cp = COLLPLAN_CLI, plan = (dir / "enc.cplan").string();
+  const fs::path dir = test::scratch_dir("cli-render");
+  const std::string plan = (dir / "enc.cplan").string();
+  // collplan's exit status; its stdout and stderr in *out.
   auto run = [&](const std::string& args, std::string* out = nullptr) {
-    const std::string log = (dir / "log").string();
-    const int st = std::system((cp + " " + args + " > " + log + " 2>&1").c_str());
-    if (out) {
-      std::stringstream ss;
-      ss << std::ifstream(log).rdbuf();
-      *out = ss.str();
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const auto r = test::run_collplan(args);
+    if (out) *out = r.output();
+    return r.status;
   };
   REQUIRE(run("compile -q --op encode --K 9 --p 2 -o " + plan) == 0);
   std::string out;
@@ -371,5 +367,4 @@ TEST_CASE("cli render: show draws files, and bad picture flags are user errors (
     CHECK(rc == 2);
     CHECK_THAT(out, Catch::Matchers::Contains(b.says));
   }
-  fs::remove_all(dir);
 }

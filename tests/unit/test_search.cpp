@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_runner.h"
 #include "gen/prepare_shoot.h"
 #include "gen/registry.h"
 #include "gen/relay.h"
@@ -21,7 +22,6 @@
 #include "passes/verify.h"
 #include "search/relay_sat.h"
 #include "search/search.h"
-#include "shell_support.h"
 #include "support/error.h"
 #include "test_util.h"
 
@@ -221,43 +221,41 @@ TEST_CASE("search: the solver's answers, one by one", "[search]") {
 }
 
 TEST_CASE("cli: search writes a checked plan, reports plain collectives, refuses bad input", "[search][cli]") {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "collplan-test-search";
-  fs::create_directories(dir);
+  const std::filesystem::path dir = test::scratch_dir("cli-search");
   const std::string plan = (dir / "s.cplan").string(), sched = (dir / "s.json").string();
   auto r = test::run_collplan("search --op encode --K 6 --p 1 -o " + plan + " --schedule " + sched);
-  INFO(r.output);
+  INFO(r.output());
   REQUIRE(r.status == 0);
-  CHECK(r.output.find("meets max(C1 bound, Lemma 2): optimal among all universal plans") != std::string::npos);
+  CHECK(r.output().find("meets max(C1 bound, Lemma 2): optimal among all universal plans") != std::string::npos);
   r = test::run_collplan("check " + plan);
   CHECK(r.status == 0);
-  CHECK(r.output.find("optimality: optimal among universal plans") != std::string::npos);
+  CHECK(r.output().find("optimality: optimal among universal plans") != std::string::npos);
   r = test::run_collplan("search --op encode --K 7 --p 1 --format json");
   REQUIRE(r.status == 0);
-  const auto j = nlohmann::json::parse(r.output);
+  const auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("searched_C2") == 4);
   CHECK(j.at("proven_bound") == 4);
   CHECK(j.at("plan").at("algorithm") == "prepare-shoot");
   r = test::run_collplan("search --op encode --K 7 --p 1 --sizes 1,1,1");
   CHECK(r.status == 0);
-  CHECK(r.output.find("sizes 1,1,1 (all schedules): unsat") != std::string::npos);
+  CHECK(r.output().find("sizes 1,1,1 (all schedules): unsat") != std::string::npos);
   r = test::run_collplan("search --op encode --K 13 --p 2 --sizes 1,1,1 --circulant --format json -o " + plan);
   CHECK(r.status == 0);
-  CHECK(nlohmann::json::parse(r.output).at("result") == "sat");
+  CHECK(nlohmann::json::parse(r.out).at("result") == "sat");
   CHECK(test::run_collplan("check " + plan).status == 0);
   r = test::run_collplan("bound --K 13 --p 2");
   CHECK(r.status == 0);
-  CHECK(r.output.find("no relay-and-combine plan with C1 = 3 has C2 < 3; searched reaches C2 = 3 (optimal)") !=
+  CHECK(r.output().find("no relay-and-combine plan with C1 = 3 has C2 < 3; searched reaches C2 = 3 (optimal)") !=
         std::string::npos);
   r = test::run_collplan("bound --K 13 --p 2 --format json");
-  const auto bj = nlohmann::json::parse(r.output).at("search");
+  const auto bj = nlohmann::json::parse(r.out).at("search");
   CHECK(bj.at("searched_C2") == 3);
   CHECK(bj.at("calls") == 1);  // one circulant call found it
   CHECK(bj.at("solver").get<std::string>().starts_with("CaDiCaL"));
   const std::string table = (dir / "t.json").string();
   r = test::run_collplan("search --Kmin 5 --Kmax 7 --pmin 1 --pmax 1 --write-table " + table);
   REQUIRE(r.status == 0);
-  CHECK(r.output.find("prepare-and-shoot is optimal among relay-and-combine plans") != std::string::npos);  // K = 7
+  CHECK(r.output().find("prepare-and-shoot is optimal among relay-and-combine plans") != std::string::npos);  // K = 7
   {
     std::ifstream tin(table);
     const auto tj = nlohmann::json::parse(tin);
@@ -267,10 +265,10 @@ TEST_CASE("cli: search writes a checked plan, reports plain collectives, refuses
   }
   r = test::run_collplan("search --op allgather --K 12 --p 2");
   CHECK(r.status == 0);
-  CHECK(r.output.find("optimal: C1 and C2 meet their lower bounds") != std::string::npos);
+  CHECK(r.output().find("optimal: C1 and C2 meet their lower bounds") != std::string::npos);
   r = test::run_collplan("search --op prefix --K 9 --p 1 --format json");
   CHECK(r.status == 0);
-  CHECK(nlohmann::json::parse(r.output).at("optimal") == true);
+  CHECK(nlohmann::json::parse(r.out).at("optimal") == true);
 
   for (auto [args, fragment] : std::vector<std::pair<std::string, std::string>>{
            {"search --op encode --K 40 --p 1", "K = 40 is out of range (valid: 2 <= K <= 32"},
@@ -287,9 +285,8 @@ TEST_CASE("cli: search writes a checked plan, reports plain collectives, refuses
     INFO(args);
     r = test::run_collplan(args);
     CHECK(r.status == 2);
-    CHECK(r.output.find(fragment) != std::string::npos);
+    CHECK(r.output().find(fragment) != std::string::npos);
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("drop-zeros: a zero partial inside a message's sum loses its term with its receive", "[search]") {
