@@ -5,8 +5,6 @@
 // the JSON outputs (--format json), parsed and checked field by field.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>

@@ -2,8 +2,6 @@
 // message naming the bad value and a non-zero exit status, never a crash.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -380,7 +378,6 @@ TEST_CASE("cli: verify-circulant sweeps, spot checks and its errors", "[cli][cir
   // --p means ports everywhere else: refused here with a pointer to --K.
   expect_error("verify-circulant --p 100 --sample-ranks 3", 2, "give the processor count as --K");
 }
-
 
 TEST_CASE("cli: compile --rank writes a rank-local file equal to the extracted rank", "[cli][rank-local]") {
   const auto d = scratch_dir("cli");

@@ -1,24 +1,24 @@
 // `collplan run --transport tcp`: one real process per rank on loopback. A
 // correct replay on every rank, and a rank killed (SIGKILL) in the middle of
 // a long run: every surviving process must end with an error naming it,
-// within the timeout.
+// within the timeout. Bad transport options, and `run --trace` over TCP
+// (rank 0 writes one trace of every rank).
 #include <catch2/catch.hpp>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "loopback_peers.h"
 #include "test_util.h"
+#include "trace_check.h"
 
 namespace fs = std::filesystem;
 
@@ -45,8 +45,11 @@ std::vector<int> run_ranks(const fs::path& dir, int K, const std::function<std::
   const fs::path sh = dir / "run.sh";
   std::ofstream(sh) << script;
   REQUIRE(collplan::test::run_shell("sh " + sh.string()).status == 0);
-  std::vector<int> rc;
-  for (int r = 0; r < K; ++r) rc.push_back(std::atoi(read_file(dir / ("rc" + std::to_string(r))).c_str()));
+  std::vector<int> rc;  // -1: no status written
+  for (int r = 0; r < K; ++r) {
+    const std::string status = read_file(dir / ("rc" + std::to_string(r)));
+    rc.push_back(status.empty() ? -1 : std::atoi(status.c_str()));
+  }
   return rc;
 }
 
@@ -119,4 +122,24 @@ TEST_CASE("cli tcp: bad transport options are named", "[cli][tcp]") {
     CHECK(r.status == 2);
     CHECK(r.output().find(c.needle) != std::string::npos);
   }
+}
+
+TEST_CASE("cli trace: run --trace over TCP writes one trace of every rank, from rank 0", "[cli][tcp][trace]") {
+  const fs::path dir = scratch_dir("cli-trace-tcp");
+  const std::string plan = (dir / "enc.cplan").string();
+  REQUIRE(run_collplan("compile --op encode --K 4 --p 2 -o " + plan).status == 0);
+  const std::string peers = loopback_peers(4);
+  const auto trace = [&](int r) { return dir / ("t" + std::to_string(r) + ".json"); };
+  const std::vector<int> rc = run_ranks(dir, 4, [&](int r) {
+    return "run " + plan + " --transport tcp --peers " + peers + " --len 50 --reps 2 --trace " + trace(r).string();
+  });
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r << ": " << read_file(dir / ("out" + std::to_string(r))));
+    CHECK(rc[r] == 0);
+    // Only rank 0 writes the trace.
+    CHECK(fs::exists(trace(r)) == (r == 0));
+  }
+  const nlohmann::json j = nlohmann::json::parse(read_file(trace(0)));
+  CHECK(collplan::test::check_chrome_trace(j).size() == 4);
+  CHECK(j["otherData"]["transport"] == "tcp");
 }

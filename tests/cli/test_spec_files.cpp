@@ -5,9 +5,6 @@
 // and negative numbers. The CLI runs as a subprocess, as a user runs it.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>

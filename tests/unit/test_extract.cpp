@@ -1,12 +1,12 @@
 // Single-rank files (`collplan extract`, ir/binary.h): they keep the plan's
 // header and digest, load alone, refuse damage, and check as far as one rank
-// can be checked (passes::verify_rank_structure, passes::rank_cost).
+// can be checked (passes::verify_rank_structure, passes::rank_cost). The
+// command itself: tests/cli/test_cli_extract.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
 #include "backend/emit_cpp.h"
-#include "cli_runner.h"
 #include "ir/binary.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
@@ -147,28 +147,4 @@ TEST_CASE("extract: the ranks' parts of the cost make up the plan's cost", "[ext
     CHECK(messages == whole.messages);
     CHECK(received == whole.messages);
   }
-}
-
-TEST_CASE("extract CLI: extract, check (says what it cannot check), emit-cpp gives the same rank source", "[extract][cli]") {
-  const auto d = test::scratch_dir("cli-extract");
-  const std::string plan = (d / "p.cplan").string(), one = (d / "r3.cplan").string();
-  REQUIRE(test::run_collplan("compile --K 8 --p 1 --lambda 2 --algorithm postal-allgather -q -o " + plan).status == 0);
-  auto r = test::run_collplan("extract " + plan + " --rank 3 -o " + one);
-  INFO(r.output());
-  REQUIRE(r.status == 0);
-  r = test::run_collplan("check " + one);
-  INFO(r.output());
-  REQUIRE(r.status == 0);
-  CHECK(r.output().find("rank 3 of 8 (single-rank file)") != std::string::npos);
-  CHECK(r.output().find("not checked: matching") != std::string::npos);
-  CHECK(r.output().find("C2 >= ") != std::string::npos);
-  REQUIRE(test::run_collplan("emit-cpp " + plan + " --rank 3 -o " + (d / "a").string()).status == 0);
-  REQUIRE(test::run_collplan("emit-cpp " + one + " -o " + (d / "b").string()).status == 0);
-  CHECK(test::read_file(d / "a" / "collplan_plan_rank3.cpp") == test::read_file(d / "b" / "collplan_plan_rank3.cpp"));
-  r = test::run_collplan("extract " + plan + " --rank 8 -o " + one);
-  CHECK(r.status == 2);
-  CHECK(r.output().find("rank 8 is not in this plan (8 ranks, valid 0..7)") != std::string::npos);
-  r = test::run_collplan("run " + one);
-  CHECK(r.status == 2);
-  CHECK(r.output().find("holds only rank 3's program") != std::string::npos);
 }

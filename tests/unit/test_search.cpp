@@ -1,7 +1,8 @@
 // The relay-and-combine search (docs/search.md): the search re-run for small
 // cases against the shipped table, every shipped schedule built for several
-// matrices and fields and proven by the checker, the schedule checks, the
-// cost report's optimality line, the CLI and its bad input.
+// matrices and fields and proven by the checker, the schedule checks and the
+// cost report's optimality line. `collplan search` and `bound`:
+// tests/cli/test_cli_search.cpp.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -9,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "cli_runner.h"
 #include "gen/prepare_shoot.h"
 #include "gen/registry.h"
 #include "gen/relay.h"
@@ -218,75 +218,6 @@ TEST_CASE("search: the solver's answers, one by one", "[search]") {
   q.K = 6;
   q.sizes = {1, 0, 1};
   CHECK_THROWS_WITH(search::solve_relay(q), Catch::Contains("message size 0 is out of range"));
-}
-
-TEST_CASE("cli: search writes a checked plan, reports plain collectives, refuses bad input", "[search][cli]") {
-  const std::filesystem::path dir = test::scratch_dir("cli-search");
-  const std::string plan = (dir / "s.cplan").string(), sched = (dir / "s.json").string();
-  auto r = test::run_collplan("search --op encode --K 6 --p 1 -o " + plan + " --schedule " + sched);
-  INFO(r.output());
-  REQUIRE(r.status == 0);
-  CHECK(r.output().find("meets max(C1 bound, Lemma 2): optimal among all universal plans") != std::string::npos);
-  r = test::run_collplan("check " + plan);
-  CHECK(r.status == 0);
-  CHECK(r.output().find("optimality: optimal among universal plans") != std::string::npos);
-  r = test::run_collplan("search --op encode --K 7 --p 1 --format json");
-  REQUIRE(r.status == 0);
-  const auto j = nlohmann::json::parse(r.out);
-  CHECK(j.at("searched_C2") == 4);
-  CHECK(j.at("proven_bound") == 4);
-  CHECK(j.at("plan").at("algorithm") == "prepare-shoot");
-  r = test::run_collplan("search --op encode --K 7 --p 1 --sizes 1,1,1");
-  CHECK(r.status == 0);
-  CHECK(r.output().find("sizes 1,1,1 (all schedules): unsat") != std::string::npos);
-  r = test::run_collplan("search --op encode --K 13 --p 2 --sizes 1,1,1 --circulant --format json -o " + plan);
-  CHECK(r.status == 0);
-  CHECK(nlohmann::json::parse(r.out).at("result") == "sat");
-  CHECK(test::run_collplan("check " + plan).status == 0);
-  r = test::run_collplan("bound --K 13 --p 2");
-  CHECK(r.status == 0);
-  CHECK(r.output().find("no relay-and-combine plan with C1 = 3 has C2 < 3; searched reaches C2 = 3 (optimal)") !=
-        std::string::npos);
-  r = test::run_collplan("bound --K 13 --p 2 --format json");
-  const auto bj = nlohmann::json::parse(r.out).at("search");
-  CHECK(bj.at("searched_C2") == 3);
-  CHECK(bj.at("calls") == 1);  // one circulant call found it
-  CHECK(bj.at("solver").get<std::string>().starts_with("CaDiCaL"));
-  const std::string table = (dir / "t.json").string();
-  r = test::run_collplan("search --Kmin 5 --Kmax 7 --pmin 1 --pmax 1 --write-table " + table);
-  REQUIRE(r.status == 0);
-  CHECK(r.output().find("prepare-and-shoot is optimal among relay-and-combine plans") != std::string::npos);  // K = 7
-  {
-    std::ifstream tin(table);
-    const auto tj = nlohmann::json::parse(tin);
-    REQUIRE(tj.at("entries").size() == 3);
-    CHECK(tj.at("entries").at(0).at("searched_C2") == 3);  // K = 5
-    CHECK(tj.at("entries").at(2).at("proven_bound") == 4);  // K = 7
-  }
-  r = test::run_collplan("search --op allgather --K 12 --p 2");
-  CHECK(r.status == 0);
-  CHECK(r.output().find("optimal: C1 and C2 meet their lower bounds") != std::string::npos);
-  r = test::run_collplan("search --op prefix --K 9 --p 1 --format json");
-  CHECK(r.status == 0);
-  CHECK(nlohmann::json::parse(r.out).at("optimal") == true);
-
-  for (auto [args, fragment] : std::vector<std::pair<std::string, std::string>>{
-           {"search --op encode --K 40 --p 1", "K = 40 is out of range (valid: 2 <= K <= 32"},
-           {"search --op encode --K 6 --p 1 --lambda 2", "lambda = 1"},
-           {"search --op decentralized-encode --N 6 --K 3", "search supports"},
-           {"search --op allgather --K 6 --blocks 2", "one block"},
-           {"search --Kmax 8", "--Kmax and --pmax go together"},
-           {"search --Kmin 9 --Kmax 8 --pmax 1", "--Kmin 9 .. --Kmax 8 is out of range"},
-           {"search --op encode --K 6 --time-limit -1", "--time-limit"},
-           {"search --op encode --K 7 --p 1 --sizes 1,1", "--sizes gives 2 rounds"},
-           {"search --op encode --K 7 --p 1 --sizes 1,0,1", "round size 0 out of range"},
-           {"search --op encode --K 7 --p 1 --circulant", "--circulant asks one question and needs --sizes"},
-           {"search --op encode --K 5 --p 1 --schedule /nonexistent-dir/x.json", "cannot write"}}) {
-    INFO(args);
-    r = test::run_collplan(args);
-    CHECK(r.status == 2);
-    CHECK(r.output().find(fragment) != std::string::npos);
-  }
 }
 
 TEST_CASE("drop-zeros: a zero partial inside a message's sum loses its term with its receive", "[search]") {
