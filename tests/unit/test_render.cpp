@@ -1,8 +1,8 @@
 // Pictures of plans (backend/render_svg.h, render_dot.h, render_html.h,
-// plan_view.h): golden SVG and DOT of small plans, every message of a plan
-// exactly once in the SVG (by its data-msg key), the zoom rule, the critical
+// plan_view.h): every message of a plan exactly once in the SVG (by its data-msg key), the zoom rule, the critical
 // path's definition on a plan built by hand, the summary's totals against the
-// cost pass, and the user errors of the range flags. `collplan show`:
+// cost pass, and the user errors of the range flags. Golden pictures:
+// tests/golden/test_golden_render.cpp; `collplan show`:
 // tests/cli/test_cli_render.cpp.
 #include <catch2/catch.hpp>
 
@@ -16,7 +16,6 @@
 #include <sstream>
 #include <tuple>
 
-#include "golden_support.h"
 #include "backend/plan_view.h"
 #include "backend/render_dot.h"
 #include "backend/render_html.h"
@@ -33,9 +32,7 @@ using backend::RenderOptions;
 
 namespace {
 
-using test::approve_or_compare;
 using test::compiled;
-using test::golden_path;
 
 ir::Plan encode(uint32_t K, uint32_t p, uint32_t lambda, const char* algorithm = "prepare-shoot") {
   const Field f = Field::gf256();
@@ -83,26 +80,6 @@ size_t count(const std::string& s, const std::string& what) {
 }
 
 }  // namespace
-
-TEST_CASE("render: golden SVG and DOT of small plans", "[render][golden]") {
-  const ir::Plan k4 = encode(4, 1, 1);
-  const PlanView v4(k4);
-  RenderOptions o;
-  o.title = "encode K=4 p=1";
-  approve_or_compare("render/encode-K4-p1.svg", backend::render_diagram_svg(v4, o));
-  approve_or_compare("render/encode-K4-p1.dot", backend::render_dot(v4, o));
-  o.coefficients = true;
-  approve_or_compare("render/encode-K4-p1-coefficients.svg", backend::render_diagram_svg(v4, o));
-
-  // Two ports and λ = 2: arrows span two columns, ports in two colours.
-  const ir::Plan k5 = encode(5, 2, 2, "postal-prepare-shoot");
-  const PlanView v5(k5);
-  RenderOptions o5;
-  o5.title = "encode K=5 p=2 lambda=2";
-  approve_or_compare("render/encode-K5-p2-l2.svg", backend::render_diagram_svg(v5, o5));
-  approve_or_compare("render/encode-K5-p2-l2.dot", backend::render_dot(v5, o5));
-  approve_or_compare("render/encode-K5-p2-l2-summary.svg", backend::render_summary_svg(v5, o5));
-}
 
 TEST_CASE("render: every message of a plan is exactly one arrow of the SVG", "[render]") {
   const std::vector<ir::Plan> plans = {encode(4, 1, 1), encode(9, 2, 1), encode(7, 1, 3, "postal-prepare-shoot"),
