@@ -149,14 +149,11 @@ inline std::vector<KernelPath> kernel_paths(bool all) {
   return p;
 }
 
-// The paths the same-bytes tests build for: the plain build, or, with
-// COLLPLAN_ALL_KERNEL_PATHS=1 in the environment (the slow tier's run of the
-// [diff] cases), every other path this machine can run.
-inline std::vector<KernelPath> diff_paths() {
-  const char* e = std::getenv("COLLPLAN_ALL_KERNEL_PATHS");
-  if (!(e && std::string(e) == "1")) return kernel_paths(false);
+// The paths the slow tier builds the same-bytes cases for: every path this
+// machine runs except the plain build, which the quick tier builds.
+inline std::vector<KernelPath> other_kernel_paths() {
   auto p = kernel_paths(true);
-  p.erase(p.begin());  // the plain build: the quick tier runs it
+  p.erase(p.begin());  // the plain build
   if (const auto neon = neon_path()) p.push_back(*neon);
   return p;
 }

@@ -255,7 +255,7 @@ TEST_CASE("blocks: a postcondition too large to check is refused by name", "[blo
 }
 
 TEST_CASE("decentralized encode in n blocks: every N <= 40, K < N, p <= 2, n in {2, 4, 5}, exact",
-          "[blocks][decentralized][.slow][slow]") {
+          "[blocks][decentralized][.slow]") {
   const gen::CostModel bandwidth{1.0, 1000.0, 1};
   uint32_t plans = 0;
   for (uint32_t N = 2; N <= 40; ++N)

@@ -85,7 +85,7 @@ TEST_CASE("circulant reduce (the broadcast reversed): every K <= 40, every root,
       for (uint32_t root = 0; root < K; ++root) check_tree(OpKind::Reduce, K, n, root);
 }
 
-TEST_CASE("circulant reduce: every K <= 128, n <= 12, three roots", "[circulant-plans][.slow][slow]") {
+TEST_CASE("circulant reduce: every K <= 128, n <= 12, three roots", "[circulant-plans][.slow]") {
   for (uint32_t K = 2; K <= 128; ++K)
     for (uint32_t n = 1; n <= 12; ++n)
       for (uint32_t root : {0u, 1u, K - 1}) check_tree(OpKind::Reduce, K, n, root);
@@ -97,7 +97,7 @@ TEST_CASE("circulant broadcast: every K <= 40, several n, every root, exact", "[
       for (uint32_t root = 0; root < K; ++root) check_broadcast(K, n, root);
 }
 
-TEST_CASE("circulant broadcast: every K <= 128, n <= 24, three roots", "[circulant-plans][.slow][slow]") {
+TEST_CASE("circulant broadcast: every K <= 128, n <= 24, three roots", "[circulant-plans][.slow]") {
   for (uint32_t K = 2; K <= 128; ++K)
     for (uint32_t n = 1; n <= 24; ++n)
       for (uint32_t root : {0u, 1u, K - 1}) check_broadcast(K, n, root);
@@ -147,7 +147,7 @@ TEST_CASE("circulant allgather and allreduce: every K <= 64, exact", "[circulant
   }
 }
 
-TEST_CASE("circulant allgather and allreduce: every K <= 256", "[circulant-plans][.slow][slow]") {
+TEST_CASE("circulant allgather and allreduce: every K <= 256", "[circulant-plans][.slow]") {
   for (uint32_t K = 65; K <= 256; ++K) {
     check_regular(OpKind::Allgather, K, 1);
     check_regular(OpKind::Allreduce, K, 2);
@@ -161,7 +161,7 @@ TEST_CASE("circulant allgatherv: irregular counts with zeros, K <= 20, n <= 6, e
   check_allgatherv(20, 2, std::vector<uint32_t>(20, 3));  // regular counts, x = 4 dummy rounds
 }
 
-TEST_CASE("circulant allgatherv: every K <= 48, n <= 12", "[circulant-plans][.slow][slow]") {
+TEST_CASE("circulant allgatherv: every K <= 48, n <= 12", "[circulant-plans][.slow]") {
   for (uint32_t K = 2; K <= 48; ++K)
     for (uint32_t n = 1; n <= 12; ++n) check_allgatherv(K, n, irregular(K, 3 * K + n));
 }

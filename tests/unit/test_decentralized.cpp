@@ -158,7 +158,7 @@ TEST_CASE("decentralized encode: sampled (N, K, p), every generator exact, costs
   CHECK(seen.grouped_uneven > 0);
 }
 
-TEST_CASE("decentralized encode: every N <= 48, K < N, p <= 3", "[decentralized][.slow][slow]") {
+TEST_CASE("decentralized encode: every N <= 48, K < N, p <= 3", "[decentralized][.slow]") {
   Seen seen;
   for (uint32_t N = 2; N <= 48; ++N)
     for (uint32_t K = 1; K < N; ++K)
@@ -387,7 +387,7 @@ TEST_CASE("Reed-Solomon blocks: the cauchy generator where its modeled time is l
   CHECK_THAT(rs_grid_case(164, 100, 1, cheap_steps, f, 8, 16), !Catch::Contains("cauchy"));
 }
 
-TEST_CASE("Reed-Solomon blocks: cauchy K x K blocks for K < R, and a runtime replay", "[.slow][slow][decentralized][codes]") {
+TEST_CASE("Reed-Solomon blocks: cauchy K x K blocks for K < R, and a runtime replay", "[.slow][decentralized][codes]") {
   gen::CostModel cheap_steps;
   cheap_steps.beta = 0.01;
   // Row broadcasts (2 steps, 2 elements), then 64x64 cauchy blocks (12, 12).

@@ -178,7 +178,7 @@ TEST_CASE("p-port allgather, allgatherv, reduce-scatter, allreduce: every K <= 6
   for (uint32_t K : {2u, 3u, 5u, 9u, 16u, 17u, 28u}) check_K(K, {2u, 3u, 4u}, {1u, 2u});
 }
 
-TEST_CASE("p-port collectives: every K <= 64, p <= 4, n <= 4", "[dissemination][.slow][slow]") {
+TEST_CASE("p-port collectives: every K <= 64, p <= 4, n <= 4", "[dissemination][.slow]") {
   g_replay_up_to = 16;  // and every plan of K <= 16 replayed on threads
   for (uint32_t K = 2; K <= 64; ++K) check_K(K, {2u, 3u, 4u}, {1u});
   for (uint32_t K = 2; K <= 24; ++K) check_K(K, {1u, 2u}, {2u, 3u});

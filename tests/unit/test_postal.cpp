@@ -389,7 +389,7 @@ TEST_CASE("postal prefix A: steps = bound, exact and in operand order (sampled g
           for (bool exclusive : {false, true}) check_prefix(prefix_spec(n, p, lambda, f, {}, exclusive));
 }
 
-TEST_CASE("postal prefix A: every n <= 200, p <= 4, lambda <= 5", "[postal][.slow][slow]") {
+TEST_CASE("postal prefix A: every n <= 200, p <= 4, lambda <= 5", "[postal][.slow]") {
   for (const Field& f : fields())
     for (uint32_t p = 1; p <= 4; ++p)
       for (uint32_t lambda = 1; lambda <= 5; ++lambda)
@@ -407,7 +407,7 @@ TEST_CASE("postal prefix B: steps = bound on P ranks, exact and in operand order
             check_prefix(prefix_spec(P, p, lambda, f, gen::postal_block_counts(n, P), exclusive));
 }
 
-TEST_CASE("postal prefix B: every n <= 200, P in {2,3,5,7,n/2,n-1}, p <= 4, lambda <= 5", "[postal][.slow][slow]") {
+TEST_CASE("postal prefix B: every n <= 200, P in {2,3,5,7,n/2,n-1}, p <= 4, lambda <= 5", "[postal][.slow]") {
   for (const Field& f : fields())
     for (uint32_t p = 1; p <= 4; ++p)
       for (uint32_t lambda = 1; lambda <= 5; ++lambda)
@@ -443,7 +443,7 @@ TEST_CASE("postal broadcast: steps = bound, exact, three roots (sampled grid)", 
       for (uint32_t lambda : {1u, 3u}) check_broadcast(bcast_spec(K, 2, lambda, Field::prime(65537), K / 3, blocks));
 }
 
-TEST_CASE("postal broadcast: every K <= 300, p <= 4, lambda <= 5, three roots", "[postal][.slow][slow]") {
+TEST_CASE("postal broadcast: every K <= 300, p <= 4, lambda <= 5, three roots", "[postal][.slow]") {
   const Field f = Field::gf256();
   for (uint32_t p = 1; p <= 4; ++p)
     for (uint32_t lambda = 1; lambda <= 5; ++lambda)

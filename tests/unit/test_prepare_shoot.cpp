@@ -102,7 +102,7 @@ TEST_CASE("prepare-and-shoot: identity, permutation and Vandermonde matrices", "
   }
 }
 
-TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoot][slow][.slow]") {
+TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoot][.slow]") {
   Spec spec = random_encode_spec(4096, 2, Field::gf256(), 3);
   passes::CompileOptions opt;
   opt.algorithm = "prepare-shoot";
@@ -114,7 +114,7 @@ TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoo
   CHECK(res.verify.mode == passes::VerifyMode::Randomized);
 }
 
-TEST_CASE("prepare-and-shoot: randomized verification up to K = 1000", "[prepare_shoot][slow][.slow]") {
+TEST_CASE("prepare-and-shoot: randomized verification up to K = 1000", "[prepare_shoot][.slow]") {
   for (uint32_t p : {1u, 2u, 3u})
     for (uint32_t K : {65u, 100u, 243u, 256u, 257u, 500u, 729u, 999u, 1000u}) {
       INFO("K=" << K << " p=" << p);

@@ -284,7 +284,7 @@ TEST_CASE("render: the explorer page is self-contained and embeds what it shows"
   CHECK(with.find("class=\"wait\"") != std::string::npos);
 }
 
-TEST_CASE("render: K = 4096 encode, the summary view renders in under 10 s and 5 MB", "[render][.slow][slow]") {
+TEST_CASE("render: K = 4096 encode, the summary view renders in under 10 s and 5 MB", "[render][.slow]") {
   // The compile is not what is measured (bench_compile measures it); the
   // view (messages, critical path, port use) and the SVG are.
   const ir::Plan plan = encode(4096, 2, 1);

@@ -262,7 +262,7 @@ TEST_CASE("structured: points, detection and digit reversal", "[structured]") {
   CHECK(why.find("cosets") != std::string::npos);
 }
 
-TEST_CASE("structured generators: a sample of every family, exact, costs equal the formulas", "[structured][quick]") {
+TEST_CASE("structured generators: a sample of every family, exact, costs equal the formulas", "[structured]") {
   int plans = 0;
   struct Case {
     Field f;
@@ -470,7 +470,7 @@ TEST_CASE("structured: each violated precondition gets its own message", "[struc
 
 // ---- slow tier: every applicable (K <= 256, p, P) ----------------------------
 
-TEST_CASE("structured generators: exhaustive grid K <= 256 over six fields", "[.slow][slow][structured]") {
+TEST_CASE("structured generators: exhaustive grid K <= 256 over six fields", "[.slow][structured]") {
   int plans = 0;
   for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(257), Field::prime(65537),
                          Field::prime(7681), Field::prime(12289)})

@@ -98,7 +98,7 @@ TEST_CASE("tree and pipelined broadcast/reduce: exact, costs as stated", "[trees
   CHECK(check_tree_grid(20, {1, 4}, false) > 250);
 }
 
-TEST_CASE("tree and pipelined broadcast/reduce: every K <= 64, p <= 3, lambda <= 3", "[trees][.slow][slow]") {
+TEST_CASE("tree and pipelined broadcast/reduce: every K <= 64, p <= 3, lambda <= 3", "[trees][.slow]") {
   CHECK(check_tree_grid(64, {1, 2, 5}, true) == 63 * 3 * 3 * 3 * 3);
 }
 
