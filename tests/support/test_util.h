@@ -31,6 +31,9 @@ namespace collplan::test {
 // The checker in exact mode: coefficient vectors over all inputs.
 inline const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
 
+// Checks the plan in exact mode; throws VerifyError if it is wrong.
+inline void verify_exact(const ir::Plan& plan) { passes::verify(plan, kExact); }
+
 // ⌈log_{p+1} n⌉ by integer powers: the rounds in which p ports reach n
 // ranks (0 for n <= 1).
 inline uint32_t log_ceil(uint64_t n, uint64_t p) {

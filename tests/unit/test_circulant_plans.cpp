@@ -20,16 +20,16 @@
 #include "passes/verify.h"
 #include "runtime/replay.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 
 namespace {
 
 using test::block_spec;
+using test::verify_exact;
 
 uint32_t qof(uint32_t K) { return gen::Circulant(K).q(); }
-
-void verify_exact(const ir::Plan& plan) { passes::verify(plan, {passes::VerifyMode::Exact, 0, 1}); }
 
 // Broadcast, or reduce (the broadcast reversed): n−1+q steps of one block,
 // (K−1)·n elements (no block received twice, nothing sent to the root).

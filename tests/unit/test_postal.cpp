@@ -28,7 +28,9 @@
 #include "test_util.h"
 
 using namespace collplan;
+using test::ceil_div;
 using test::user_error_of;
+using test::verify_exact;
 using ir::SlotId;
 
 namespace {
@@ -59,8 +61,6 @@ Spec bcast_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, uint32_
   s.algorithm = "postal-broadcast";
   return s;
 }
-
-void verify_exact(const ir::Plan& plan) { passes::verify(plan, {passes::VerifyMode::Exact, 0, 1}); }
 
 // ─── Interval simulation ────────────────────────────────────────────────────
 // Runs a prefix plan with every value an interval lo..hi of global item
@@ -187,8 +187,6 @@ void require_prefix_intervals(const ir::Plan& plan) {
 std::string iv_str(int64_t lo, int64_t hi) { return lo == hi ? std::to_string(lo) : fmt::format("{}:{}", lo, hi); }
 
 std::vector<Field> fields() { return {Field::gf256(), Field::prime(65537)}; }
-
-uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 // The P values of the Algorithm B grid for n items.
 std::vector<uint32_t> b_ranks(uint32_t n) {

@@ -15,8 +15,10 @@
 #include "passes/verify.h"
 #include "runtime/replay.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::kExact;
 
 TEST_CASE("postal encode: every split, K <= 32, p <= 3, lambda <= 4, exact verification", "[postal_encode]") {
   const Field f = Field::gf256();
@@ -27,7 +29,7 @@ TEST_CASE("postal encode: every split, K <= 32, p <= 3, lambda <= 4, exact verif
         for (uint32_t m = 2; m <= K; ++m) {
           INFO("K=" << K << " p=" << p << " lambda=" << lambda << " m=" << m);
           const ir::Plan plan = gen::postal_prepare_shoot(s, m);
-          REQUIRE_NOTHROW(passes::verify(plan, {passes::VerifyMode::Exact, 0, 1}));
+          REQUIRE_NOTHROW(passes::verify(plan, kExact));
           const auto c = passes::cost(plan);
           const auto e = gen::postal_split_cost(K, p, lambda, m);
           REQUIRE(c.C1 == e.C1);

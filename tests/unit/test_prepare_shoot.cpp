@@ -15,6 +15,7 @@
 #include "test_util.h"
 
 using namespace collplan;
+using test::kExact;
 using test::random_encode_spec;
 
 namespace {
@@ -97,7 +98,7 @@ TEST_CASE("prepare-and-shoot: identity, permutation and Vandermonde matrices", "
       Spec spec = random_encode_spec(K, 2, f, 1);
       spec.matrix = ms;
       INFO(ms.family << " K=" << K);
-      REQUIRE_NOTHROW(passes::verify(gen::prepare_shoot(spec), {passes::VerifyMode::Exact, 0, 1}));
+      REQUIRE_NOTHROW(passes::verify(gen::prepare_shoot(spec), kExact));
     }
   }
 }
@@ -144,11 +145,11 @@ TEST_CASE("re-coding a universal plan computes the new matrix", "[recode]") {
     const MatrixSpec other = matrix_random(K, 12345, f);
     passes::recode(again, other);
     REQUIRE(again.spec.matrix.digest == other.digest);
-    REQUIRE_NOTHROW(passes::verify(again, {passes::VerifyMode::Exact, 0, 1}));
+    REQUIRE_NOTHROW(passes::verify(again, kExact));
     // The old plan does not compute the new matrix: the checker notices.
     ir::Plan stale = plan;
     stale.spec.matrix = other;
-    REQUIRE_THROWS_AS(passes::verify(stale, {passes::VerifyMode::Exact, 0, 1}), VerifyError);
+    REQUIRE_THROWS_AS(passes::verify(stale, kExact), VerifyError);
     // Re-coding with the original matrix gives back the original plan.
     passes::recode(again, spec.matrix);
     REQUIRE(again == plan);
