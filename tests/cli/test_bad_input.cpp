@@ -327,7 +327,7 @@ TEST_CASE("cli: --format json of compile, --explain, list, bound, run and verify
   CHECK(j.at("kind") == "input");
 }
 
-TEST_CASE("cli: --help and --version exit 0; --help shows examples and the exit codes", "[cli]") {
+TEST_CASE("cli: --help and --version exit 0, --help shows examples and the exit codes", "[cli]") {
   CommandResult r = run_collplan("--help");
   CHECK(r.status == 0);
   CHECK(r.out.find("Exit status:") != std::string::npos);

@@ -604,7 +604,8 @@ TEST_CASE("emit-cpp: the kernel hook routes combinations through ISA-L, same byt
   }
 }
 
-TEST_CASE("emit-cpp: one rank builds without the C++ library, exceptions or RTTI; Cortex-M4 text size", "[emit]") {
+TEST_CASE("emit-cpp: one rank builds without the C++ library, exceptions or RTTI, and its Cortex-M4 text size",
+          "[emit]") {
   const auto d = scratch("freestanding");
   const ir::Plan plan =
       compiled(make_encode_spec(16, 2, 1, Field::gf256(), matrix_random(16, 5, Field::gf256())), "prepare-shoot");

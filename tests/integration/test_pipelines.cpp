@@ -39,7 +39,7 @@ TEST_CASE("postal encode: compiled, optimised and replayed plans equal the direc
         }
 }
 
-TEST_CASE("compile picks a decentralized generator; replay equals direct encoding", "[decentralized][runtime]") {
+TEST_CASE("compile picks a decentralized generator, replay equals direct encoding", "[decentralized][runtime]") {
   for (auto [N, K, len] : {std::tuple{24u, 16u, 1000u}, {20u, 4u, 333u}, {9u, 5u, 1u}, {16u, 8u, 64u}})
     for (bool sys : {true, false}) {
       INFO("N=" << N << " K=" << K << " len=" << len << " sys=" << sys);

@@ -324,7 +324,7 @@ TEST_CASE("Reed-Solomon: every sink gets the codeword symbol of an independent e
     }
 }
 
-TEST_CASE("Reed-Solomon: one definition; A equals Gauss-Jordan's V_K^-1 V_R; points g^j when Z = 1",
+TEST_CASE("Reed-Solomon: one definition, A equals Gauss-Jordan's V_K^-1 V_R, points g^j when Z = 1",
           "[decentralized][codes]") {
   for (const Field& f : {Field::gf256(), Field::prime(257), Field::prime(65537)})
     for (auto [N, K] : {std::pair{24u, 16u}, {7u, 3u}, {40u, 8u}, {128u, 64u}, {164u, 100u}, {9u, 8u}, {255u, 15u}, {250u, 16u}}) {

@@ -146,7 +146,8 @@ TEST_CASE("rank-local: per-rank input/output counts the operation defines, witho
   CHECK_THROWS_WITH(rank_io(b, 5), Catch::Contains("rank 5") && Catch::Contains("0..4"));
 }
 
-TEST_CASE("rank-local: huge K for broadcast, reduce and allreduce; whole-plan cap for the gathers", "[rank-local]") {
+TEST_CASE("rank-local: huge K for broadcast, reduce and allreduce, and the whole-plan cap for the gathers",
+          "[rank-local]") {
   const uint32_t K = kMaxRankLocalRanks;  // 2^31
   for (OpKind op : {OpKind::Broadcast, OpKind::Reduce, OpKind::Allreduce}) {
     Spec spec = circ_spec(op, K, 8, 5);

@@ -129,7 +129,7 @@ TEST_CASE("searched: every shipped schedule computes every matrix (checker, exac
   }
 }
 
-TEST_CASE("searched: auto picks it where it beats prepare-and-shoot; recode and the cost report", "[search]") {
+TEST_CASE("searched: auto picks it where it beats prepare-and-shoot, recode and the cost report", "[search]") {
   const Field f = Field::gf256();
   Spec spec = random_encode_spec(13, 2, f, 3);
   const passes::CompileResult r = passes::compile(spec, {});
