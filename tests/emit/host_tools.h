@@ -2,32 +2,26 @@
 // that build emitted C++ with the system compiler.
 #pragma once
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "../support/subprocess.h"
+
 namespace emit_test {
 
 struct CmdResult {
   int status = -1;
-  std::string output;  // stdout and stderr
+  std::string output;  // stdout, then stderr
 };
 
-// Runs `cmd` through the shell; status is the exit code (128 when killed).
+// Runs `cmd` through the shell (collplan::test::run_command); status is the
+// exit code (128 when a signal ended it).
 inline CmdResult run_cmd(const std::string& cmd) {
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return {};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const int st = pclose(f);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, out};
+  const collplan::test::CommandResult r = collplan::test::run_command(cmd);
+  return {r.signal != 0 ? 128 : r.status, r.output()};
 }
 
 inline std::vector<unsigned char> read_bytes(const std::filesystem::path& p) {

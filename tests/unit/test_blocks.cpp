@@ -3,7 +3,8 @@
 // of n-block vectors, and decentralized encodes whose broadcast and reduce
 // phases stream the blocks (circulant or pipelined chain) when the cost
 // model says so. Every plan is verified exactly; costs are checked against
-// closed forms computed here from the definitions.
+// closed forms computed here from the definitions. The replay of compiled
+// block plans: tests/integration/test_pipelines.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -22,18 +23,13 @@
 #include "passes/widen.h"
 #include "runtime/check/replay.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::kExact;
+using test::log_ceil;
 
 namespace {
-
-const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
-
-uint32_t log_ceil(uint64_t n, uint32_t p) {
-  uint32_t t = 0;
-  for (uint64_t r = 1; r < n; r *= p + 1) ++t;
-  return t;
-}
 
 Spec block_op(OpKind op, uint32_t K, uint32_t p) {
   Spec s;
@@ -146,8 +142,7 @@ namespace {
 
 Spec dec_spec(uint32_t N, uint32_t K, uint32_t p, bool systematic, uint32_t n, uint64_t seed,
               const Field& f = Field::gf256(), uint32_t lambda = 1) {
-  Spec s = make_decentralized_spec(N, K, p, lambda, f,
-                                   matrix_explicit(random_matrix(K, systematic ? N - K : N, seed, f), f));
+  Spec s = test::random_decentralized_spec(N, K, p, systematic, seed, f, lambda);
   s.blocks = n;
   return s;
 }
@@ -252,19 +247,6 @@ TEST_CASE("streaming long vectors pays: the blocked grid against the widened one
   }
 }
 
-TEST_CASE("decentralized encode in n blocks: compile and replay equal direct encoding", "[blocks][runtime]") {
-  for (auto [N, K, n] : {std::tuple{24u, 4u, 6u}, {20u, 16u, 3u}, {9u, 5u, 2u}})
-    for (bool sys : {true, false}) {
-      INFO("N=" << N << " K=" << K << " n=" << n << " sys=" << sys);
-      pipeline::CompileOptions opt;
-      opt.cost_model = passes::CostModel{1.0, 1.0, 4096};  // long blocks: streaming wins where it applies
-      const auto res = pipeline::compile(dec_spec(N, K, 1, sys, n, N * K + n), opt);
-      CHECK(res.plan.ranks[K].outputs.size() == n);
-      const auto rep = rt::replay_and_compare(res.plan, 100, 7, 1);
-      CHECK(rep.equal);
-    }
-}
-
 TEST_CASE("blocks: a postcondition too large to check is refused by name", "[blocks]") {
   Spec s = dec_spec(4, 2, 1, true, 1, 1);
   s.blocks = 20000;
@@ -273,7 +255,7 @@ TEST_CASE("blocks: a postcondition too large to check is refused by name", "[blo
 }
 
 TEST_CASE("decentralized encode in n blocks: every N <= 40, K < N, p <= 2, n in {2, 4, 5}, exact",
-          "[blocks][decentralized][.slow][slow]") {
+          "[blocks][decentralized][.slow]") {
   const passes::CostModel bandwidth{1.0, 1000.0, 1};
   uint32_t plans = 0;
   for (uint32_t N = 2; N <= 40; ++N)

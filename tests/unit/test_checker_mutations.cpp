@@ -11,9 +11,11 @@
 #include "passes/drop_zeros.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 using ir::Plan;
+using test::kExact;
 
 namespace {
 
@@ -47,7 +49,7 @@ void require_rejected(const Plan& plan, const std::string& what) {
   bool threw = false;
   std::string msg;
   try {
-    passes::verify(plan, {passes::VerifyMode::Exact, 0, 1});
+    passes::verify(plan, kExact);
   } catch (const VerifyError& e) {
     threw = true;
     msg = e.what();
@@ -72,7 +74,7 @@ void each_step(const Plan& base, Fn&& fn) {
 }  // namespace
 
 TEST_CASE("the unmutated corpus verifies", "[checker]") {
-  for (const Case& c : corpus()) REQUIRE_NOTHROW(passes::verify(c.plan, {passes::VerifyMode::Exact, 0, 1}));
+  for (const Case& c : corpus()) REQUIRE_NOTHROW(passes::verify(c.plan, kExact));
 }
 
 TEST_CASE("checker rejects every mutation", "[checker][mutation]") {

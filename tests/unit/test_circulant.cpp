@@ -110,7 +110,7 @@ TEST_CASE("circulant schedules valid for every rank of every p <= 300", "[circul
   }
 }
 
-TEST_CASE("circulant schedules valid for every rank of every p <= 2000 (per-rank path)", "[.slow][slow][circulant]") {
+TEST_CASE("circulant schedules valid for every rank of every p <= 2000 (per-rank path)", "[.slow][circulant]") {
   for (uint64_t p = 301; p <= 2000; ++p) {
     INFO("p = " << p);
     REQUIRE(gen::check_circulant_reference(p).empty());

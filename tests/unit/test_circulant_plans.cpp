@@ -1,9 +1,9 @@
 // Plans from circulant schedules (gen/circulant_plans.h): broadcast (Alg 6),
 // allgather (Alg 7), allreduce (Alg 8) and allgatherv (Alg 9) through the
 // general checker over exhaustive small grids, C1/C2 against their
-// formulas, replay against direct computation, the rank-local compile for
-// huge K, `--blocks auto`, `--algorithm auto`, and the errors for specs
-// outside the model.
+// formulas, the rank-local compile for huge K, `--blocks auto`,
+// `--algorithm auto`, and the errors for specs outside the model. Their
+// replay: tests/integration/test_pipelines.cpp.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -20,16 +20,16 @@
 #include "passes/verify.h"
 #include "runtime/check/replay.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 
 namespace {
 
 using test::block_spec;
+using test::verify_exact;
 
 uint32_t qof(uint32_t K) { return gen::Circulant(K).q(); }
-
-void verify_exact(const ir::Plan& plan) { passes::verify(plan, {passes::VerifyMode::Exact, 0, 1}); }
 
 // Broadcast, or reduce (the broadcast reversed): n−1+q steps of one block,
 // (K−1)·n elements (no block received twice, nothing sent to the root).
@@ -85,7 +85,7 @@ TEST_CASE("circulant reduce (the broadcast reversed): every K <= 40, every root,
       for (uint32_t root = 0; root < K; ++root) check_tree(OpKind::Reduce, K, n, root);
 }
 
-TEST_CASE("circulant reduce: every K <= 128, n <= 12, three roots", "[circulant-plans][.slow][slow]") {
+TEST_CASE("circulant reduce: every K <= 128, n <= 12, three roots", "[circulant-plans][.slow]") {
   for (uint32_t K = 2; K <= 128; ++K)
     for (uint32_t n = 1; n <= 12; ++n)
       for (uint32_t root : {0u, 1u, K - 1}) check_tree(OpKind::Reduce, K, n, root);
@@ -97,7 +97,7 @@ TEST_CASE("circulant broadcast: every K <= 40, several n, every root, exact", "[
       for (uint32_t root = 0; root < K; ++root) check_broadcast(K, n, root);
 }
 
-TEST_CASE("circulant broadcast: every K <= 128, n <= 24, three roots", "[circulant-plans][.slow][slow]") {
+TEST_CASE("circulant broadcast: every K <= 128, n <= 24, three roots", "[circulant-plans][.slow]") {
   for (uint32_t K = 2; K <= 128; ++K)
     for (uint32_t n = 1; n <= 24; ++n)
       for (uint32_t root : {0u, 1u, K - 1}) check_broadcast(K, n, root);
@@ -147,7 +147,7 @@ TEST_CASE("circulant allgather and allreduce: every K <= 64, exact", "[circulant
   }
 }
 
-TEST_CASE("circulant allgather and allreduce: every K <= 256", "[circulant-plans][.slow][slow]") {
+TEST_CASE("circulant allgather and allreduce: every K <= 256", "[circulant-plans][.slow]") {
   for (uint32_t K = 65; K <= 256; ++K) {
     check_regular(OpKind::Allgather, K, 1);
     check_regular(OpKind::Allreduce, K, 2);
@@ -161,23 +161,9 @@ TEST_CASE("circulant allgatherv: irregular counts with zeros, K <= 20, n <= 6, e
   check_allgatherv(20, 2, std::vector<uint32_t>(20, 3));  // regular counts, x = 4 dummy rounds
 }
 
-TEST_CASE("circulant allgatherv: every K <= 48, n <= 12", "[circulant-plans][.slow][slow]") {
+TEST_CASE("circulant allgatherv: every K <= 48, n <= 12", "[circulant-plans][.slow]") {
   for (uint32_t K = 2; K <= 48; ++K)
     for (uint32_t n = 1; n <= 12; ++n) check_allgatherv(K, n, irregular(K, 3 * K + n));
-}
-
-TEST_CASE("circulant plans replay equal to direct computation", "[circulant-plans]") {
-  for (const Spec& s : {block_spec(OpKind::Broadcast, 13, 6, 5), block_spec(OpKind::Allgather, 11, 2),
-                        block_spec(OpKind::Allreduce, 12, 3), block_spec(OpKind::Reduce, 14, 4, 9),
-                        block_spec(OpKind::Allgatherv, 10, 3, 0, {2, 0, 5, 1, 0, 3, 4, 0, 1, 2})}) {
-    INFO(op_name(s.op));
-    pipeline::CompileOptions opt;
-    opt.algorithm = std::string("circulant-") + op_name(s.op);
-    const auto res = pipeline::compile(s, opt);
-    const auto rep = rt::replay_and_compare(res.plan, 257, 9, 1);
-    CHECK(rep.equal);
-    CHECK(rep.first_mismatch.empty());
-  }
 }
 
 TEST_CASE("circulant generators reject specs outside their model", "[circulant-plans]") {

@@ -16,12 +16,13 @@
 #include "passes/recode.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::kExact;
+using test::user_error_of;
 
 namespace {
-
-const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
 
 ir::Plan ps_plan(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, uint64_t seed) {
   return gen::prepare_shoot(make_encode_spec(K, p, lambda, f, matrix_random(K, seed, f)));
@@ -52,17 +53,6 @@ std::vector<Elem> nonzero_factors(uint32_t K, const Field& f, uint64_t seed) {
   std::vector<Elem> c(K);
   for (Elem& e : c) e = rng.nonzero(f);
   return c;
-}
-
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  FAIL("expected a UserError");
-  return {};
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Decentralized encoding (gen/decentralized.h): exact verification of every
 // generator over (N, K, p) grids, C1/C2 against the formulas of
 // docs/decentralized.md (computed here from the definitions), the codes of
-// matrix/codes.h against independent encoders, runtime replay against direct
-// encoding, and bad input.
+// matrix/codes.h against independent encoders, and bad input. The replay of
+// compiled plans: tests/integration/test_pipelines.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -20,8 +20,13 @@
 #include "passes/verify.h"
 #include "runtime/check/replay.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::ceil_div;
+using test::kExact;
+using test::log_ceil;
+using test::random_decentralized_spec;
 
 // A UserError whose message matches.
 #define CHECK_THROWS_AS_USER(expr, matcher)       \
@@ -31,21 +36,6 @@ using namespace collplan;
   } while (0)
 
 namespace {
-
-const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
-
-Spec dec_spec(uint32_t N, uint32_t K, uint32_t p, bool systematic, uint64_t seed, const Field& f = Field::gf256(),
-              uint32_t lambda = 1) {
-  return make_decentralized_spec(N, K, p, lambda, f,
-                                 matrix_explicit(random_matrix(K, systematic ? N - K : N, seed, f), f));
-}
-
-uint32_t log_ceil(uint64_t n, uint32_t p) {
-  uint32_t t = 0;
-  for (uint64_t r = 1; r < n; r *= p + 1) ++t;
-  return t;
-}
-uint32_t div_ceil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 // Per-step message sizes of the block encode on n ranks that the
 // decentralized generators use (the registry's choice for the block's spec;
@@ -106,17 +96,17 @@ void check_all(uint32_t N, uint32_t K, uint32_t p, Seen& seen) {
   const passes::CostModel cm;
   const uint32_t R = N - K;
   {  // systematic: grid, padded, naive
-    const Spec s = dec_spec(N, K, p, true, 1000 * N + 10 * K + p);
+    const Spec s = random_decentralized_spec(N, K, p, true, 1000 * N + 10 * K + p);
     const ir::Plan grid = gen::decentralized_grid(s, cm);
     passes::verify(grid, kExact);
     const auto c = passes::cost(grid);
     if (K >= R) {
-      const uint32_t cols = div_ceil(K, R), T = log_ceil(cols + 1, p);
+      const uint32_t cols = ceil_div(K, R), T = log_ceil(cols + 1, p);
       CHECK(c.C1 == log_ceil(R, p) + T);
       CHECK(c.C2 == block_C2(R, p) + T);
       (K % R ? seen.ge_borrowed : seen.ge_full)++;
     } else {
-      const uint32_t cols = div_ceil(R, K), T = log_ceil(cols + 1, p);
+      const uint32_t cols = ceil_div(R, K), T = log_ceil(cols + 1, p);
       CHECK(c.C1 == T + log_ceil(K, p));
       CHECK(c.C2 == T + block_C2(K, p));
       (R % K ? seen.lt_borrowed : seen.lt_full)++;
@@ -129,19 +119,19 @@ void check_all(uint32_t N, uint32_t K, uint32_t p, Seen& seen) {
     CHECK(passes::cost(pad).C2 == block_C2(N, p));
     const ir::Plan naive = gen::decentralized_naive(s);
     passes::verify(naive, kExact);
-    CHECK(passes::cost(naive).C1 == div_ceil(std::max(K, R), p));
-    CHECK(passes::cost(naive).C2 == div_ceil(std::max(K, R), p));
+    CHECK(passes::cost(naive).C1 == ceil_div(std::max(K, R), p));
+    CHECK(passes::cost(naive).C2 == ceil_div(std::max(K, R), p));
     for (const char* g : {"decentralized-grid", "decentralized-padded", "decentralized-naive"}) check_pipeline(s, g);
     seen.plans += 3;
   }
   {  // non-systematic: grouped, padded
-    const Spec s = dec_spec(N, K, p, false, 7000 * N + 10 * K + p);
+    const Spec s = random_decentralized_spec(N, K, p, false, 7000 * N + 10 * K + p);
     const ir::Plan grp = gen::decentralized_grouped(s, cm);
     passes::verify(grp, kExact);
     const uint32_t g = N / K, r = N - g * K, T = log_ceil(g, p);
     const auto c = passes::cost(grp);
     // Group j has K + ⌈r/g⌉ members for j < r mod g (all when g | r), else K + ⌊r/g⌋.
-    const uint32_t big = K + div_ceil(r, g), small = K + r / g;
+    const uint32_t big = K + ceil_div(r, g), small = K + r / g;
     CHECK(c.C1 == T + log_ceil(big, p));
     CHECK(c.C2 == T + block_C2_side_by_side({big, small}, p));
     if (r && g > 1) seen.grouped_uneven++;
@@ -168,7 +158,7 @@ TEST_CASE("decentralized encode: sampled (N, K, p), every generator exact, costs
   CHECK(seen.grouped_uneven > 0);
 }
 
-TEST_CASE("decentralized encode: every N <= 48, K < N, p <= 3", "[decentralized][.slow][slow]") {
+TEST_CASE("decentralized encode: every N <= 48, K < N, p <= 3", "[decentralized][.slow]") {
   Seen seen;
   for (uint32_t N = 2; N <= 48; ++N)
     for (uint32_t K = 1; K < N; ++K)
@@ -182,7 +172,7 @@ TEST_CASE("decentralized encode with postal latency and prime fields", "[decentr
     for (auto [N, K] : {std::pair{9u, 4u}, {9u, 6u}, {13u, 3u}, {10u, 5u}})
       for (bool sys : {true, false}) {
         INFO("N=" << N << " K=" << K << " lambda=" << lambda << " sys=" << sys);
-        const Spec s = dec_spec(N, K, 2, sys, N + K + lambda, Field::prime(65537), lambda);
+        const Spec s = random_decentralized_spec(N, K, 2, sys, N + K + lambda, Field::prime(65537), lambda);
         passes::verify(sys ? gen::decentralized_grid(s, cm) : gen::decentralized_grouped(s, cm), kExact);
         passes::verify(gen::decentralized_padded(s, cm), kExact);
         if (sys) passes::verify(gen::decentralized_naive(s), kExact);
@@ -192,22 +182,22 @@ TEST_CASE("decentralized encode with postal latency and prime fields", "[decentr
 TEST_CASE("the C1 bound of a systematic code counts sinks and sources, not all N ranks", "[decentralized]") {
   // N = 4, K = 2, p = 2: the naive plan needs 1 step; ⌈log_3 4⌉ = 2 would be
   // no bound. max(K, R) + 1 = 3 ranks: ⌈log_3 3⌉ = 1.
-  const auto c = passes::cost(gen::decentralized_naive(dec_spec(4, 2, 2, true, 5)));
+  const auto c = passes::cost(gen::decentralized_naive(random_decentralized_spec(4, 2, 2, true, 5)));
   CHECK(c.C1 == 1);
   CHECK(c.lb_C1 == 1);
   // Non-systematic: every rank needs x_k, so the bound is over all N.
-  CHECK(passes::cost(gen::decentralized_padded(dec_spec(4, 2, 2, false, 5), passes::CostModel{})).lb_C1 == 2);
+  CHECK(passes::cost(gen::decentralized_padded(random_decentralized_spec(4, 2, 2, false, 5), passes::CostModel{})).lb_C1 == 2);
 }
 
 TEST_CASE("the plan names its layout and phases", "[decentralized]") {
   const passes::CostModel cm;
-  Spec s = dec_spec(11, 7, 2, true, 3);
+  Spec s = random_decentralized_spec(11, 7, 2, true, 3);
   s.algorithm = "decentralized-grid";
   const std::string a = gen::decentralized_grid(s, cm).spec.algorithm;
   CHECK_THAT(a, Catch::Contains("K >= R: sources in a 4 x 2 grid, 1 borrowed sink(s)"));
   CHECK_THAT(a, Catch::Contains("phase 1 (steps 1-2: column encodes of 4x4 blocks of A by prepare-shoot)"));
   CHECK_THAT(a, Catch::Contains("phase 2 (step 3: row reduces"));
-  s = dec_spec(12, 3, 1, true, 4);
+  s = random_decentralized_spec(12, 3, 1, true, 4);
   const std::string b = gen::decentralized_grid(s, cm).spec.algorithm;
   CHECK_THAT(b, Catch::Contains("K < R: sinks in a 3 x 3 grid plus the sources' column, 0 borrowed"));
   CHECK_THAT(b, Catch::Contains("phase 1 (steps 1-2: row broadcasts"));
@@ -334,7 +324,7 @@ TEST_CASE("Reed-Solomon: every sink gets the codeword symbol of an independent e
     }
 }
 
-TEST_CASE("Reed-Solomon: one definition; A equals Gauss-Jordan's V_K^-1 V_R; points g^j when Z = 1",
+TEST_CASE("Reed-Solomon: one definition, A equals Gauss-Jordan's V_K^-1 V_R, points g^j when Z = 1",
           "[decentralized][codes]") {
   for (const Field& f : {Field::gf256(), Field::prime(257), Field::prime(65537)})
     for (auto [N, K] : {std::pair{24u, 16u}, {7u, 3u}, {40u, 8u}, {128u, 64u}, {164u, 100u}, {9u, 8u}, {255u, 15u}, {250u, 16u}}) {
@@ -397,7 +387,7 @@ TEST_CASE("Reed-Solomon blocks: the cauchy generator where its modeled time is l
   CHECK_THAT(rs_grid_case(164, 100, 1, cheap_steps, f, 8, 16), !Catch::Contains("cauchy"));
 }
 
-TEST_CASE("Reed-Solomon blocks: cauchy K x K blocks for K < R, and a runtime replay", "[.slow][slow][decentralized][codes]") {
+TEST_CASE("Reed-Solomon blocks: cauchy K x K blocks for K < R, and a runtime replay", "[.slow][decentralized][codes]") {
   passes::CostModel cheap_steps;
   cheap_steps.beta = 0.01;
   // Row broadcasts (2 steps, 2 elements), then 64x64 cauchy blocks (12, 12).
@@ -436,30 +426,16 @@ TEST_CASE("Lagrange codes: interpolate at omega, evaluate at alpha", "[decentral
   }
 }
 
-TEST_CASE("compile picks a decentralized generator; replay equals direct encoding", "[decentralized][runtime]") {
-  for (auto [N, K, len] : {std::tuple{24u, 16u, 1000u}, {20u, 4u, 333u}, {9u, 5u, 1u}, {16u, 8u, 64u}})
-    for (bool sys : {true, false}) {
-      INFO("N=" << N << " K=" << K << " len=" << len << " sys=" << sys);
-      Spec s = dec_spec(N, K, 2, sys, N * K);
-      pipeline::CompileOptions opt;
-      const auto res = pipeline::compile(s, opt);
-      CHECK_THAT(res.plan.spec.algorithm, Catch::StartsWith("decentralized-"));
-      const auto rep = rt::replay_and_compare(res.plan, len, 99, 1);
-      CHECK(rep.equal);
-      CHECK(rep.first_mismatch.empty());
-    }
-}
-
 TEST_CASE("decentralized encode: bad input names the bad value", "[decentralized]") {
   const passes::CostModel cm;
-  Spec s = dec_spec(10, 4, 2, true, 1);
+  Spec s = random_decentralized_spec(10, 4, 2, true, 1);
   s.N = 4;
   CHECK_THROWS_AS_USER(gen::decentralized_grid(s, cm), Catch::Contains("N = 4"));
-  s = dec_spec(10, 4, 2, true, 1);
+  s = random_decentralized_spec(10, 4, 2, true, 1);
   s.matrix = matrix_explicit(random_matrix(4, 5, 1, s.field), s.field);
   CHECK_THROWS_AS_USER(gen::decentralized_padded(s, cm), Catch::Contains("the spec has 4x5"));
-  CHECK_THROWS_AS_USER(gen::decentralized_grouped(dec_spec(10, 4, 2, true, 1), cm), Catch::Contains("decentralized-grid"));
-  CHECK_THROWS_AS_USER(gen::decentralized_naive(dec_spec(10, 4, 2, false, 1)), Catch::Contains("non-systematic") || Catch::Contains("generator matrix G"));
+  CHECK_THROWS_AS_USER(gen::decentralized_grouped(random_decentralized_spec(10, 4, 2, true, 1), cm), Catch::Contains("decentralized-grid"));
+  CHECK_THROWS_AS_USER(gen::decentralized_naive(random_decentralized_spec(10, 4, 2, false, 1)), Catch::Contains("non-systematic") || Catch::Contains("generator matrix G"));
   CHECK_THROWS_AS_USER(code_matrix("rs", 300, 10, true, 0, Field::gf256()), Catch::Contains("N = 300"));
   CHECK_THROWS_AS_USER(code_matrix("golay", 10, 4, true, 0, Field::gf256()), Catch::Contains("'golay'"));
   CHECK_THROWS_AS_USER(lagrange_matrix(200, 100, false, Field::gf256()), Catch::Contains("N = 200"));

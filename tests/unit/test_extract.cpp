@@ -1,33 +1,28 @@
 // Single-rank files (`collplan extract`, ir/binary.h): they keep the plan's
 // header and digest, load alone, refuse damage, and check as far as one rank
-// can be checked (passes::verify_rank_structure, passes::rank_cost).
+// can be checked (passes::verify_rank_structure, passes::rank_cost). The
+// command itself: tests/cli/test_cli_extract.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
 #include "backend/emit_cpp.h"
-#include "emit_support.h"
 #include "ir/binary.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
 #include "pipeline/pipeline.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 
 namespace {
 
-ir::Plan plan_k9() {
-  pipeline::CompileOptions opt;
-  opt.algorithm = "prepare-shoot";
-  return pipeline::compile(make_encode_spec(9, 2, 1, Field::gf65536(), matrix_random(9, 3, Field::gf65536())), opt).plan;
-}
+ir::Plan plan_k9() { return test::compiled(test::random_encode_spec(9, 2, Field::gf65536(), 3), "prepare-shoot"); }
 
 ir::Plan plan_postal() {
-  pipeline::CompileOptions opt;
-  opt.algorithm = "postal-prepare-shoot";
-  return pipeline::compile(make_encode_spec(7, 1, 3, Field::gf256(), matrix_random(7, 2, Field::gf256())), opt).plan;
+  return test::compiled(test::random_encode_spec(7, 1, Field::gf256(), 2, 3), "postal-prepare-shoot");
 }
 
 }  // namespace
@@ -35,7 +30,7 @@ ir::Plan plan_postal() {
 TEST_CASE("extract: a single-rank file keeps the digest and loads that rank alone", "[extract]") {
   for (const ir::Plan& plan : {plan_k9(), plan_postal()}) {
     const auto full = ir::encode_binary(plan);
-    const auto dir = emit_test::scratch("extract");
+    const auto dir = test::scratch_dir("extract");
     for (uint32_t r = 0; r < plan.spec.K; ++r) {
       const auto one = ir::extract_rank_image(full.data(), full.size(), r);
       CHECK(one.size() < full.size());
@@ -97,7 +92,7 @@ TEST_CASE("extract: damaged single-rank files are refused with the byte and the 
   b[100] ^= 0xff;  // header damage
   refuse(b, "content hash");
   // The blob claims another rank: that rank's index entry does not fit it.
-  const auto path = (emit_test::scratch("extract-damage") / "full.cplan").string();
+  const auto path = (test::scratch_dir("extract-damage") / "full.cplan").string();
   ir::write_binary(plan, path);
   b = one;
   b[one.size() - ir::read_header(path).index[5].length] = 4;
@@ -152,29 +147,4 @@ TEST_CASE("extract: the ranks' parts of the cost make up the plan's cost", "[ext
     CHECK(messages == whole.messages);
     CHECK(received == whole.messages);
   }
-}
-
-TEST_CASE("extract CLI: extract, check (says what it cannot check), emit-cpp gives the same rank source", "[extract][cli]") {
-  using emit_test::run_cmd;
-  const auto d = emit_test::scratch("extract-cli");
-  const std::string cl = COLLPLAN_CLI, plan = (d / "p.cplan").string(), one = (d / "r3.cplan").string();
-  REQUIRE(run_cmd(cl + " compile --K 8 --p 1 --lambda 2 --algorithm postal-allgather -q -o " + plan).status == 0);
-  auto r = run_cmd(cl + " extract " + plan + " --rank 3 -o " + one);
-  INFO(r.output);
-  REQUIRE(r.status == 0);
-  r = run_cmd(cl + " check " + one);
-  INFO(r.output);
-  REQUIRE(r.status == 0);
-  CHECK(r.output.find("rank 3 of 8 (single-rank file)") != std::string::npos);
-  CHECK(r.output.find("not checked: matching") != std::string::npos);
-  CHECK(r.output.find("C2 >= ") != std::string::npos);
-  REQUIRE(run_cmd(cl + " emit-cpp " + plan + " --rank 3 -o " + (d / "a").string()).status == 0);
-  REQUIRE(run_cmd(cl + " emit-cpp " + one + " -o " + (d / "b").string()).status == 0);
-  CHECK(emit_test::read_bytes(d / "a" / "collplan_plan_rank3.cpp") == emit_test::read_bytes(d / "b" / "collplan_plan_rank3.cpp"));
-  r = run_cmd(cl + " extract " + plan + " --rank 8 -o " + one);
-  CHECK(r.status == 2);
-  CHECK(r.output.find("rank 8 is not in this plan (8 ranks, valid 0..7)") != std::string::npos);
-  r = run_cmd(cl + " run " + one);
-  CHECK(r.status == 2);
-  CHECK(r.output.find("holds only rank 3's program") != std::string::npos);
 }

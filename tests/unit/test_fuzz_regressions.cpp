@@ -1,11 +1,9 @@
 // Regressions for what the fuzz harnesses (fuzz/, docs/fuzzing.md) found:
 // one case per finding, on the smallest input that showed it. The inputs
 // themselves are also in the seed corpora, which scripts/fuzz.sh --replay
-// runs under the sanitizers.
+// runs under the sanitizers. Findings in what the CLI reads, run through the
+// CLI: tests/cli/test_fuzz_regressions.cpp.
 #include <catch2/catch.hpp>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -17,11 +15,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shell_support.h"
 #include "ir/binary.h"
 #include "json/json.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 using nlohmann::json;
@@ -39,12 +37,6 @@ const char* const kTinyPlan = R"({"format":"collplan-plan","version":1,"num_step
  "recvs":[{"port":0,"from":0,"sent_at":1,"into":[1]}],"ops":[{"dst":2,"terms":[[0,4],[1,2]],"matrix_col":1}]}]}]})";
 
 ir::Plan tiny_plan() { return ir::from_json(json::parse(kTinyPlan)); }
-
-// Runs the collplan CLI; its exit status and output (stdout and stderr).
-std::pair<int, std::string> cli(const std::string& args) {
-  const auto r = collplan::test::run_collplan(args);
-  return {r.status, r.output};
-}
 
 }  // namespace
 
@@ -65,33 +57,6 @@ TEST_CASE("fuzz: a slot count the program cannot use is refused by both readers"
   plan.ranks[1].num_slots = static_cast<uint32_t>(ir::slot_limit(plan.ranks[1]));
   const std::vector<uint8_t> spare = ir::encode_binary(plan);
   CHECK(ir::decode_binary(spare.data(), spare.size()) == plan);
-}
-
-TEST_CASE("fuzz: spec file numbers must be non-negative integers the flag holds", "[fuzz][cli]") {
-  // fuzz_spec: {"K": 1e34} reached nlohmann's get<uint32_t>(), a float to
-  // integer conversion out of range (undefined behaviour, UBSan); -1 became
-  // K = 4294967295, 4294967296 became 0 and 4.5 became 4, all silently.
-  const auto dir = std::filesystem::temp_directory_path() / ("collplan-fuzz-regress-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string spec = (dir / "s.json").string(), out = (dir / "s.cplan").string();
-  const std::pair<const char*, const char*> bad[] = {
-      {R"({"op":"encode","K":1e34})", R"(key "K" has the wrong type: expected an integer)"},
-      {R"({"op":"encode","K":-1})", R"(key "K": -1 is negative)"},
-      {R"({"op":"encode","K":4294967296})", R"(key "K": 4294967296 is too large)"},
-      {R"({"op":"encode","K":4.5})", R"(key "K" has the wrong type: expected an integer)"},
-      {R"({"op":"encode","K":4,"seed":-3})", R"(key "seed": -3 is negative)"},
-  };
-  for (const auto& [text, needle] : bad) {
-    std::ofstream(spec) << text;
-    const auto [status, output] = cli("compile -q --spec " + spec + " -o " + out);
-    INFO(text << "\n" << output);
-    CHECK(status == 2);
-    CHECK(output.find(needle) != std::string::npos);
-  }
-  // The whole u64 range is still a seed.
-  std::ofstream(spec) << R"({"op":"encode","K":4,"seed":18446744073709551615})";
-  CHECK(cli("compile -q --spec " + spec + " -o " + out).first == 0);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("fuzz: a JSON matrix's size is checked before its entries are reserved", "[fuzz][json]") {

@@ -11,9 +11,11 @@
 #include "passes/cost.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 using namespace collplan::ir;
+using test::kExact;
 
 namespace {
 
@@ -61,7 +63,7 @@ std::vector<SlotId> transfer(Plan& plan, const Rounds& R, uint32_t r, Rank a, co
 
 void require_ok(const Plan& plan) {
   INFO(op_name(plan.spec.op) << " K=" << plan.spec.K << " lambda=" << plan.spec.lambda);
-  REQUIRE_NOTHROW(passes::verify(plan, {passes::VerifyMode::Exact, 0, 1}));
+  REQUIRE_NOTHROW(passes::verify(plan, kExact));
   REQUIRE(passes::cost(plan).C1 == plan.num_steps);
 }
 
@@ -73,14 +75,14 @@ void require_broken_is_rejected(Plan plan) {
       for (auto& op : st.ops)
         if (!op.terms.empty()) {
           op.terms.back().coeff = plan.spec.field.add(op.terms.back().coeff, 1);
-          REQUIRE_THROWS_AS(passes::verify(plan, {passes::VerifyMode::Exact, 0, 1}), VerifyError);
+          REQUIRE_THROWS_AS(passes::verify(plan, kExact), VerifyError);
           return;
         }
   for (auto& prog : plan.ranks)
     for (auto& st : prog.steps)
       for (auto& s : st.sends) {
         s.payload.back().terms.back().coeff = 2;
-        REQUIRE_THROWS_AS(passes::verify(plan, {passes::VerifyMode::Exact, 0, 1}), VerifyError);
+        REQUIRE_THROWS_AS(passes::verify(plan, kExact), VerifyError);
         return;
       }
   FAIL("nothing to break");
@@ -225,7 +227,7 @@ TEST_CASE("prefix is expressible with ordered operands, decentralized-encode too
         st.ops.back().terms.pop_back();
         break;
       }
-    REQUIRE_THROWS_AS(passes::verify(wrong, {passes::VerifyMode::Exact, 0, 1}), VerifyError);
+    REQUIRE_THROWS_AS(passes::verify(wrong, kExact), VerifyError);
 
     // Decentralized encode of a systematic [N = 5, K = 3] code: in round
     // k+1 source k sends x_k to every sink (one port per sink), and each sink

@@ -25,8 +25,12 @@
 #define COLLPLAN_TEST_VERIFY_ORDER 1
 #endif
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::ceil_div;
+using test::user_error_of;
+using test::verify_exact;
 using ir::SlotId;
 
 namespace {
@@ -57,8 +61,6 @@ Spec bcast_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, uint32_
   s.algorithm = "postal-broadcast";
   return s;
 }
-
-void verify_exact(const ir::Plan& plan) { passes::verify(plan, {passes::VerifyMode::Exact, 0, 1}); }
 
 // ─── Interval simulation ────────────────────────────────────────────────────
 // Runs a prefix plan with every value an interval lo..hi of global item
@@ -186,8 +188,6 @@ std::string iv_str(int64_t lo, int64_t hi) { return lo == hi ? std::to_string(lo
 
 std::vector<Field> fields() { return {Field::gf256(), Field::prime(65537)}; }
 
-uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-
 // The P values of the Algorithm B grid for n items.
 std::vector<uint32_t> b_ranks(uint32_t n) {
   std::vector<uint32_t> Ps;
@@ -224,16 +224,6 @@ void check_broadcast(const Spec& s) {
   REQUIRE(c.C1 == m);
   REQUIRE(c.C2 == uint64_t{s.blocks} * (m - s.lambda + 1));
   REQUIRE_NOTHROW(verify_exact(plan));
-}
-
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no UserError>";
 }
 
 // The Step record of `prog` for step t, inserted in order when absent.
@@ -397,7 +387,7 @@ TEST_CASE("postal prefix A: steps = bound, exact and in operand order (sampled g
           for (bool exclusive : {false, true}) check_prefix(prefix_spec(n, p, lambda, f, {}, exclusive));
 }
 
-TEST_CASE("postal prefix A: every n <= 200, p <= 4, lambda <= 5", "[postal][.slow][slow]") {
+TEST_CASE("postal prefix A: every n <= 200, p <= 4, lambda <= 5", "[postal][.slow]") {
   for (const Field& f : fields())
     for (uint32_t p = 1; p <= 4; ++p)
       for (uint32_t lambda = 1; lambda <= 5; ++lambda)
@@ -415,7 +405,7 @@ TEST_CASE("postal prefix B: steps = bound on P ranks, exact and in operand order
             check_prefix(prefix_spec(P, p, lambda, f, gen::postal_block_counts(n, P), exclusive));
 }
 
-TEST_CASE("postal prefix B: every n <= 200, P in {2,3,5,7,n/2,n-1}, p <= 4, lambda <= 5", "[postal][.slow][slow]") {
+TEST_CASE("postal prefix B: every n <= 200, P in {2,3,5,7,n/2,n-1}, p <= 4, lambda <= 5", "[postal][.slow]") {
   for (const Field& f : fields())
     for (uint32_t p = 1; p <= 4; ++p)
       for (uint32_t lambda = 1; lambda <= 5; ++lambda)
@@ -451,7 +441,7 @@ TEST_CASE("postal broadcast: steps = bound, exact, three roots (sampled grid)", 
       for (uint32_t lambda : {1u, 3u}) check_broadcast(bcast_spec(K, 2, lambda, Field::prime(65537), K / 3, blocks));
 }
 
-TEST_CASE("postal broadcast: every K <= 300, p <= 4, lambda <= 5, three roots", "[postal][.slow][slow]") {
+TEST_CASE("postal broadcast: every K <= 300, p <= 4, lambda <= 5, three roots", "[postal][.slow]") {
   const Field f = Field::gf256();
   for (uint32_t p = 1; p <= 4; ++p)
     for (uint32_t lambda = 1; lambda <= 5; ++lambda)

@@ -12,14 +12,13 @@
 #include "passes/recode.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::kExact;
+using test::random_encode_spec;
 
 namespace {
-
-Spec encode_spec(uint32_t K, uint32_t p, const Field& f, uint64_t seed, uint32_t lambda = 1) {
-  return make_encode_spec(K, p, lambda, f, matrix_random(K, seed, f));
-}
 
 std::vector<Field> three_fields() { return {Field::gf256(), Field::gf65536(), Field::prime(65537)}; }
 
@@ -47,7 +46,7 @@ TEST_CASE("prepare-and-shoot: exhaustive exact verification, K 2..64, p 1..4, th
     for (uint32_t p = 1; p <= 4; ++p)
       for (uint32_t K = 2; K <= 64; ++K) {
         INFO(f.name() << " K=" << K << " p=" << p);
-        Spec spec = encode_spec(K, p, f, 1000 * K + p);
+        Spec spec = random_encode_spec(K, p, f, 1000 * K + p);
         ir::Plan plan = gen::prepare_shoot(spec);
         passes::VerifyOptions vo;
         vo.mode = passes::VerifyMode::Exact;
@@ -78,7 +77,7 @@ TEST_CASE("prepare-and-shoot with lambda > 1 stretches rounds and stays correct"
     for (uint32_t K : {2u, 5u, 9u, 17u, 40u})
       for (uint32_t p : {1u, 2u, 3u}) {
         INFO("K=" << K << " p=" << p << " lambda=" << lambda);
-        Spec spec = encode_spec(K, p, Field::gf256(), 7 * K + p, lambda);
+        Spec spec = random_encode_spec(K, p, Field::gf256(), 7 * K + p, lambda);
         ir::Plan plan = gen::prepare_shoot(spec);
         passes::VerifyOptions vo;
         vo.mode = passes::VerifyMode::Exact;
@@ -96,16 +95,16 @@ TEST_CASE("prepare-and-shoot: identity, permutation and Vandermonde matrices", "
     std::vector<Elem> pts(K);
     for (uint32_t i = 0; i < K; ++i) pts[i] = f.pow(3, i + 1);
     for (const MatrixSpec& ms : {matrix_identity(K, f), matrix_permutation(perm, f), matrix_vandermonde(pts, f)}) {
-      Spec spec = encode_spec(K, 2, f, 1);
+      Spec spec = random_encode_spec(K, 2, f, 1);
       spec.matrix = ms;
       INFO(ms.family << " K=" << K);
-      REQUIRE_NOTHROW(passes::verify(gen::prepare_shoot(spec), {passes::VerifyMode::Exact, 0, 1}));
+      REQUIRE_NOTHROW(passes::verify(gen::prepare_shoot(spec), kExact));
     }
   }
 }
 
-TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoot][slow][.slow]") {
-  Spec spec = encode_spec(4096, 2, Field::gf256(), 3);
+TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoot][.slow]") {
+  Spec spec = random_encode_spec(4096, 2, Field::gf256(), 3);
   pipeline::CompileOptions opt;
   opt.algorithm = "prepare-shoot";
   auto res = pipeline::compile(spec, opt);
@@ -116,11 +115,11 @@ TEST_CASE("zero-drop lowers C2 to 66 at K=4096, p=2 (paper: 80)", "[prepare_shoo
   CHECK(res.verify.mode == passes::VerifyMode::Randomized);
 }
 
-TEST_CASE("prepare-and-shoot: randomized verification up to K = 1000", "[prepare_shoot][slow][.slow]") {
+TEST_CASE("prepare-and-shoot: randomized verification up to K = 1000", "[prepare_shoot][.slow]") {
   for (uint32_t p : {1u, 2u, 3u})
     for (uint32_t K : {65u, 100u, 243u, 256u, 257u, 500u, 729u, 999u, 1000u}) {
       INFO("K=" << K << " p=" << p);
-      Spec spec = encode_spec(K, p, Field::prime(2147483647), K + p);
+      Spec spec = random_encode_spec(K, p, Field::prime(2147483647), K + p);
       ir::Plan plan = gen::prepare_shoot(spec);
       auto rep = passes::verify(plan, {passes::VerifyMode::Randomized, 0, 99});
       REQUIRE(rep.trials >= 2);
@@ -129,7 +128,7 @@ TEST_CASE("prepare-and-shoot: randomized verification up to K = 1000", "[prepare
 }
 
 TEST_CASE("randomized verification at K = 1000 (quick tier, one field)", "[prepare_shoot]") {
-  Spec spec = encode_spec(1000, 2, Field::gf256(), 5);
+  Spec spec = random_encode_spec(1000, 2, Field::gf256(), 5);
   ir::Plan plan = gen::prepare_shoot(spec);
   auto rep = passes::verify(plan, {passes::VerifyMode::Randomized, 0, 42});
   CHECK(rep.trials == 5);
@@ -139,18 +138,18 @@ TEST_CASE("randomized verification at K = 1000 (quick tier, one field)", "[prepa
 TEST_CASE("re-coding a universal plan computes the new matrix", "[recode]") {
   for (uint32_t K : {2u, 7u, 16u, 50u}) {
     const Field f = Field::gf65536();
-    Spec spec = encode_spec(K, 2, f, 11);
+    Spec spec = random_encode_spec(K, 2, f, 11);
     ir::Plan plan = gen::prepare_shoot(spec);
     passes::drop_zeros(plan);
     ir::Plan again = plan;
     const MatrixSpec other = matrix_random(K, 12345, f);
     passes::recode(again, other);
     REQUIRE(again.spec.matrix.digest == other.digest);
-    REQUIRE_NOTHROW(passes::verify(again, {passes::VerifyMode::Exact, 0, 1}));
+    REQUIRE_NOTHROW(passes::verify(again, kExact));
     // The old plan does not compute the new matrix: the checker notices.
     ir::Plan stale = plan;
     stale.spec.matrix = other;
-    REQUIRE_THROWS_AS(passes::verify(stale, {passes::VerifyMode::Exact, 0, 1}), VerifyError);
+    REQUIRE_THROWS_AS(passes::verify(stale, kExact), VerifyError);
     // Re-coding with the original matrix gives back the original plan.
     passes::recode(again, spec.matrix);
     REQUIRE(again == plan);

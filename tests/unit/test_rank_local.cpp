@@ -25,8 +25,11 @@
 #include "pipeline/pipeline.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::TempFile;
+using test::user_error_of;
 
 namespace {
 
@@ -50,22 +53,6 @@ const gen::GeneratorInfo& circ_generator(OpKind op) {
 
 constexpr OpKind kCirculantOps[] = {OpKind::Broadcast, OpKind::Reduce, OpKind::Allgather, OpKind::Allreduce,
                                     OpKind::Allgatherv};
-
-std::string user_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no UserError)";
-}
-
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string& name)
-      : path((std::filesystem::temp_directory_path() / fmt::format("collplan-rl-{}-{}", ::getpid(), name)).string()) {}
-  ~TempFile() { std::remove(path.c_str()); }
-};
 
 }  // namespace
 
@@ -159,7 +146,8 @@ TEST_CASE("rank-local: per-rank input/output counts the operation defines, witho
   CHECK_THROWS_WITH(rank_io(b, 5), Catch::Contains("rank 5") && Catch::Contains("0..4"));
 }
 
-TEST_CASE("rank-local: huge K for broadcast, reduce and allreduce; whole-plan cap for the gathers", "[rank-local]") {
+TEST_CASE("rank-local: huge K for broadcast, reduce and allreduce, and the whole-plan cap for the gathers",
+          "[rank-local]") {
   const uint32_t K = kMaxRankLocalRanks;  // 2^31
   for (OpKind op : {OpKind::Broadcast, OpKind::Reduce, OpKind::Allreduce}) {
     Spec spec = circ_spec(op, K, 8, 5);

@@ -1,12 +1,10 @@
 // Pictures of plans (backend/render_svg.h, render_dot.h, render_html.h,
-// plan_view.h): golden SVG and DOT of small plans, every message of a plan
-// exactly once in the SVG (by its data-msg key), the zoom rule, the critical
+// plan_view.h): every message of a plan exactly once in the SVG (by its data-msg key), the zoom rule, the critical
 // path's definition on a plan built by hand, the summary's totals against the
-// cost pass, and the user errors of the range flags.
+// cost pass, and the user errors of the range flags. Golden pictures:
+// tests/golden/test_golden_render.cpp; `collplan show`:
+// tests/cli/test_cli_render.cpp.
 #include <catch2/catch.hpp>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +16,6 @@
 #include <sstream>
 #include <tuple>
 
-#include "golden_support.h"
 #include "backend/plan_view.h"
 #include "backend/render_dot.h"
 #include "backend/render_html.h"
@@ -27,6 +24,7 @@
 #include "passes/cost.h"
 #include "pipeline/pipeline.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 using backend::PlanView;
@@ -34,14 +32,7 @@ using backend::RenderOptions;
 
 namespace {
 
-using test::approve_or_compare;
-using test::golden_path;
-
-ir::Plan compiled(const Spec& s, const char* algorithm) {
-  pipeline::CompileOptions opt;
-  opt.algorithm = algorithm;
-  return pipeline::compile(s, opt).plan;
-}
+using test::compiled;
 
 ir::Plan encode(uint32_t K, uint32_t p, uint32_t lambda, const char* algorithm = "prepare-shoot") {
   const Field f = Field::gf256();
@@ -89,26 +80,6 @@ size_t count(const std::string& s, const std::string& what) {
 }
 
 }  // namespace
-
-TEST_CASE("render: golden SVG and DOT of small plans", "[render][golden]") {
-  const ir::Plan k4 = encode(4, 1, 1);
-  const PlanView v4(k4);
-  RenderOptions o;
-  o.title = "encode K=4 p=1";
-  approve_or_compare("render/encode-K4-p1.svg", backend::render_diagram_svg(v4, o));
-  approve_or_compare("render/encode-K4-p1.dot", backend::render_dot(v4, o));
-  o.coefficients = true;
-  approve_or_compare("render/encode-K4-p1-coefficients.svg", backend::render_diagram_svg(v4, o));
-
-  // Two ports and λ = 2: arrows span two columns, ports in two colours.
-  const ir::Plan k5 = encode(5, 2, 2, "postal-prepare-shoot");
-  const PlanView v5(k5);
-  RenderOptions o5;
-  o5.title = "encode K=5 p=2 lambda=2";
-  approve_or_compare("render/encode-K5-p2-l2.svg", backend::render_diagram_svg(v5, o5));
-  approve_or_compare("render/encode-K5-p2-l2.dot", backend::render_dot(v5, o5));
-  approve_or_compare("render/encode-K5-p2-l2-summary.svg", backend::render_summary_svg(v5, o5));
-}
 
 TEST_CASE("render: every message of a plan is exactly one arrow of the SVG", "[render]") {
   const std::vector<ir::Plan> plans = {encode(4, 1, 1), encode(9, 2, 1), encode(7, 1, 3, "postal-prepare-shoot"),
@@ -313,7 +284,7 @@ TEST_CASE("render: the explorer page is self-contained and embeds what it shows"
   CHECK(with.find("class=\"wait\"") != std::string::npos);
 }
 
-TEST_CASE("render: K = 4096 encode, the summary view renders in under 10 s and 5 MB", "[render][.slow][slow]") {
+TEST_CASE("render: K = 4096 encode, the summary view renders in under 10 s and 5 MB", "[render][.slow]") {
   // The compile is not what is measured (bench_compile measures it); the
   // view (messages, critical path, port use) and the SVG are.
   const ir::Plan plan = encode(4096, 2, 1);
@@ -330,50 +301,4 @@ TEST_CASE("render: K = 4096 encode, the summary view renders in under 10 s and 5
   CHECK(svg.find("(summary)") != std::string::npos);
   CHECK(svg_messages(svg).empty());  // no arrows: the summary has no per-message elements
   CHECK(count(svg, "class=\"rank\" data-rank=") == backend::kHeatRows);
-}
-
-TEST_CASE("cli render: show draws files, and bad picture flags are user errors (exit 2)", "[cli][render]") {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("collplan-render-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string cp = COLLPLAN_CLI, plan = (dir / "enc.cplan").string();
-  auto run = [&](const std::string& args, std::string* out = nullptr) {
-    const std::string log = (dir / "log").string();
-    const int st = std::system((cp + " " + args + " > " + log + " 2>&1").c_str());
-    if (out) {
-      std::stringstream ss;
-      ss << std::ifstream(log).rdbuf();
-      *out = ss.str();
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  };
-  REQUIRE(run("compile -q --op encode --K 9 --p 2 -o " + plan) == 0);
-  std::string out;
-  CHECK(run("show " + plan + " --svg " + (dir / "a.svg").string() + " --dot " + (dir / "a.dot").string() + " --html " +
-            (dir / "a.html").string(), &out) == 0);
-  CHECK(fs::file_size(dir / "a.svg") > 0);
-  CHECK(fs::file_size(dir / "a.dot") > 0);
-  CHECK(fs::file_size(dir / "a.html") > 0);
-  CHECK(run("show " + plan + " --summary", &out) == 0);
-  CHECK(out.find("busiest port") != std::string::npos);
-
-  struct Bad {
-    std::string args, says;
-  };
-  for (const Bad& b : {Bad{"--svg x.svg --ranks 5-3", "--ranks 5-3: the range is reversed"},
-                       Bad{"--svg x.svg --ranks 0-9", "--ranks 0-9: out of range"},
-                       Bad{"--svg x.svg --steps 1-3", "--steps 1-3: out of range; valid: A-B or A with 1 <= A <= B <= 2"},
-                       Bad{"--svg x.svg --steps two", "--steps two: not a number"},
-                       Bad{"--svg x.svg --rank 3", "--ranks A-B instead"},
-                       Bad{"--svg x.svg --trace t.json", "add --html FILE"},
-                       Bad{"--ranks 0-3", "add --svg, --dot or --html"},
-                       Bad{"--summary --diagram --svg x.svg", "excludes"},
-                       Bad{"--html x.html --trace " + plan, "--trace " + plan + ": not JSON"},
-                       Bad{"--svg " + (dir / "no" / "such" / "dir.svg").string(), "cannot open the file for writing"}}) {
-    INFO(b.args);
-    const int rc = run("show " + plan + " " + b.args, &out);
-    CHECK(rc == 2);
-    CHECK_THAT(out, Catch::Matchers::Contains(b.says));
-  }
-  fs::remove_all(dir);
 }

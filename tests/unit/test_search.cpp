@@ -1,7 +1,8 @@
 // The relay-and-combine search (docs/search.md): the search re-run for small
 // cases against the shipped table, every shipped schedule built for several
-// matrices and fields and proven by the checker, the schedule checks, the
-// cost report's optimality line, the CLI and its bad input.
+// matrices and fields and proven by the checker, the schedule checks and the
+// cost report's optimality line. `collplan search` and `bound`:
+// tests/cli/test_cli_search.cpp.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -21,18 +22,14 @@
 #include "passes/verify.h"
 #include "search/relay_sat.h"
 #include "search/search.h"
-#include "shell_support.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::kExact;
+using test::random_encode_spec;
 
 namespace {
-
-Spec encode_spec(uint32_t K, uint32_t p, const Field& f, uint64_t seed) {
-  return make_encode_spec(K, p, 1, f, matrix_random(K, seed, f));
-}
-
-const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
 
 // The search for (K, p) must reproduce the shipped table's line.
 void check_against_table(uint32_t K, uint32_t p) {
@@ -51,7 +48,7 @@ void check_against_table(uint32_t K, uint32_t p) {
   if (o.schedule) {
     // The fresh schedule is a valid plan too (it need not be the table's).
     REQUIRE(gen::relay_schedule_problem(*o.schedule).empty());
-    const ir::Plan plan = gen::build_relay_plan(*o.schedule, encode_spec(K, p, Field::gf256(), 5));
+    const ir::Plan plan = gen::build_relay_plan(*o.schedule, random_encode_spec(K, p, Field::gf256(), 5));
     REQUIRE_NOTHROW(passes::verify(plan, kExact));
   }
 }
@@ -71,7 +68,7 @@ TEST_CASE("search: re-run for small cases reproduces the shipped table", "[searc
   for (auto [K, p] : {std::pair{5u, 1u}, {6u, 1u}, {7u, 1u}, {10u, 2u}, {4u, 3u}}) check_against_table(K, p);
 }
 
-TEST_CASE("search: re-run for the larger settled cases reproduces the shipped table", "[search][slow][.slow]") {
+TEST_CASE("search: re-run for the larger settled cases reproduces the shipped table", "[search][.slow]") {
   for (auto [K, p] : {std::pair{9u, 1u}, {11u, 2u}, {12u, 2u}, {13u, 2u}, {14u, 2u}, {15u, 2u}})
     check_against_table(K, p);
 }
@@ -118,7 +115,7 @@ TEST_CASE("searched: every shipped schedule computes every matrix (checker, exac
       if (K % 5 != 0) mats.push_back(matrix_permutation(perm, f));
       for (const MatrixSpec& ms : mats) {
         INFO("K=" << K << " p=" << e.p << " field " << f.name() << " matrix " << ms.family);
-        Spec spec = encode_spec(K, e.p, f, 1);
+        Spec spec = random_encode_spec(K, e.p, f, 1);
         spec.matrix = ms;
         pipeline::CompileOptions opt;
         opt.algorithm = "searched";
@@ -132,9 +129,9 @@ TEST_CASE("searched: every shipped schedule computes every matrix (checker, exac
   }
 }
 
-TEST_CASE("searched: auto picks it where it beats prepare-and-shoot; recode and the cost report", "[search]") {
+TEST_CASE("searched: auto picks it where it beats prepare-and-shoot, recode and the cost report", "[search]") {
   const Field f = Field::gf256();
-  Spec spec = encode_spec(13, 2, f, 3);
+  Spec spec = random_encode_spec(13, 2, f, 3);
   const pipeline::CompileResult r = pipeline::compile(spec, {});
   CHECK(r.plan.spec.algorithm == "searched");
   CHECK(r.cost.C2 == 3);
@@ -151,19 +148,19 @@ TEST_CASE("searched: auto picks it where it beats prepare-and-shoot; recode and 
   // K = 7, p = 1: prepare-and-shoot's 4 is the least among relay-and-combine plans.
   pipeline::CompileOptions ps;
   ps.algorithm = "prepare-shoot";
-  const pipeline::CompileResult r7 = pipeline::compile(encode_spec(7, 1, f, 1), ps);
+  const pipeline::CompileResult r7 = pipeline::compile(random_encode_spec(7, 1, f, 1), ps);
   CHECK(r7.cost.C2 == 4);
   CHECK(r7.cost.search_lb_C2 == 4);
   CHECK(r7.cost.optimality.find("relay-and-combine") != std::string::npos);
   // K = 13, p = 2 by prepare-and-shoot: 5, not optimal.
-  const pipeline::CompileResult r13 = pipeline::compile(encode_spec(13, 2, f, 1), ps);
+  const pipeline::CompileResult r13 = pipeline::compile(random_encode_spec(13, 2, f, 1), ps);
   CHECK(r13.cost.C2 == 5);
   CHECK(r13.cost.optimality == "not proven optimal");
   CHECK(passes::cost_text(r13.cost, 1, 1, 1).find("search: no relay-and-combine plan with C1 = 3 has C2 < 3") !=
         std::string::npos);
   // Outside the table, or lambda > 1: searched says why not.
-  CHECK(gen::searched_why_not(encode_spec(40, 2, f, 1)).find("no searched schedule for K = 40") != std::string::npos);
-  Spec lam = encode_spec(13, 2, f, 1);
+  CHECK(gen::searched_why_not(random_encode_spec(40, 2, f, 1)).find("no searched schedule for K = 40") != std::string::npos);
+  Spec lam = random_encode_spec(13, 2, f, 1);
   lam.lambda = 2;
   CHECK(gen::searched_why_not(lam).find("lambda = 1") != std::string::npos);
 }
@@ -178,7 +175,7 @@ TEST_CASE("relay schedules: malformed ones are named, never built", "[search]") 
               {{0, 0, 1, {}, {1}}, {1, 0, 2, {}, {2}}, {2, 0, 0, {}, {0}}}};
   // Sink 1 holds x_1, x_0; rank 0 holds x_0, x_2 and sends a partial for 1: covered.
   REQUIRE(gen::relay_schedule_problem(s) == "");
-  REQUIRE_NOTHROW(passes::verify(gen::build_relay_plan(s, encode_spec(3, 1, Field::gf256(), 1)), kExact));
+  REQUIRE_NOTHROW(passes::verify(gen::build_relay_plan(s, random_encode_spec(3, 1, Field::gf256(), 1)), kExact));
 
   auto bad = s;
   bad.rounds[1][0].to = 2;  // port 0 of rank 2 would receive twice
@@ -195,7 +192,7 @@ TEST_CASE("relay schedules: malformed ones are named, never built", "[search]") 
   bad = s;
   bad.rounds[0][0].port = 1;
   CHECK(gen::relay_schedule_problem(bad).find("out of range") != std::string::npos);
-  CHECK_THROWS_AS(gen::build_relay_plan(bad, encode_spec(3, 1, Field::gf256(), 1)), InternalError);
+  CHECK_THROWS_AS(gen::build_relay_plan(bad, random_encode_spec(3, 1, Field::gf256(), 1)), InternalError);
   // JSON round trip, and a malformed document.
   CHECK(gen::relay_schedule_json(gen::relay_schedule_from_json(gen::relay_schedule_json(s))) ==
         gen::relay_schedule_json(s));
@@ -221,78 +218,6 @@ TEST_CASE("search: the solver's answers, one by one", "[search]") {
   q.K = 6;
   q.sizes = {1, 0, 1};
   CHECK_THROWS_WITH(search::solve_relay(q), Catch::Contains("message size 0 is out of range"));
-}
-
-TEST_CASE("cli: search writes a checked plan, reports plain collectives, refuses bad input", "[search][cli]") {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "collplan-test-search";
-  fs::create_directories(dir);
-  const std::string plan = (dir / "s.cplan").string(), sched = (dir / "s.json").string();
-  auto r = test::run_collplan("search --op encode --K 6 --p 1 -o " + plan + " --schedule " + sched);
-  INFO(r.output);
-  REQUIRE(r.status == 0);
-  CHECK(r.output.find("meets max(C1 bound, Lemma 2): optimal among all universal plans") != std::string::npos);
-  r = test::run_collplan("check " + plan);
-  CHECK(r.status == 0);
-  CHECK(r.output.find("optimality: optimal among universal plans") != std::string::npos);
-  r = test::run_collplan("search --op encode --K 7 --p 1 --format json");
-  REQUIRE(r.status == 0);
-  const auto j = nlohmann::json::parse(r.output);
-  CHECK(j.at("searched_C2") == 4);
-  CHECK(j.at("proven_bound") == 4);
-  CHECK(j.at("plan").at("algorithm") == "prepare-shoot");
-  r = test::run_collplan("search --op encode --K 7 --p 1 --sizes 1,1,1");
-  CHECK(r.status == 0);
-  CHECK(r.output.find("sizes 1,1,1 (all schedules): unsat") != std::string::npos);
-  r = test::run_collplan("search --op encode --K 13 --p 2 --sizes 1,1,1 --circulant --format json -o " + plan);
-  CHECK(r.status == 0);
-  CHECK(nlohmann::json::parse(r.output).at("result") == "sat");
-  CHECK(test::run_collplan("check " + plan).status == 0);
-  r = test::run_collplan("bound --K 13 --p 2");
-  CHECK(r.status == 0);
-  CHECK(r.output.find("no relay-and-combine plan with C1 = 3 has C2 < 3; searched reaches C2 = 3 (optimal)") !=
-        std::string::npos);
-  r = test::run_collplan("bound --K 13 --p 2 --format json");
-  const auto bj = nlohmann::json::parse(r.output).at("search");
-  CHECK(bj.at("searched_C2") == 3);
-  CHECK(bj.at("calls") == 1);  // one circulant call found it
-  CHECK(bj.at("solver").get<std::string>().starts_with("CaDiCaL"));
-  const std::string table = (dir / "t.json").string();
-  r = test::run_collplan("search --Kmin 5 --Kmax 7 --pmin 1 --pmax 1 --write-table " + table);
-  REQUIRE(r.status == 0);
-  CHECK(r.output.find("prepare-and-shoot is optimal among relay-and-combine plans") != std::string::npos);  // K = 7
-  {
-    std::ifstream tin(table);
-    const auto tj = nlohmann::json::parse(tin);
-    REQUIRE(tj.at("entries").size() == 3);
-    CHECK(tj.at("entries").at(0).at("searched_C2") == 3);  // K = 5
-    CHECK(tj.at("entries").at(2).at("proven_bound") == 4);  // K = 7
-  }
-  r = test::run_collplan("search --op allgather --K 12 --p 2");
-  CHECK(r.status == 0);
-  CHECK(r.output.find("optimal: C1 and C2 meet their lower bounds") != std::string::npos);
-  r = test::run_collplan("search --op prefix --K 9 --p 1 --format json");
-  CHECK(r.status == 0);
-  CHECK(nlohmann::json::parse(r.output).at("optimal") == true);
-
-  for (auto [args, fragment] : std::vector<std::pair<std::string, std::string>>{
-           {"search --op encode --K 40 --p 1", "K = 40 is out of range (valid: 2 <= K <= 32"},
-           {"search --op encode --K 6 --p 1 --lambda 2", "lambda = 1"},
-           {"search --op decentralized-encode --N 6 --K 3", "search supports"},
-           {"search --op allgather --K 6 --blocks 2", "one block"},
-           {"search --Kmax 8", "--Kmax and --pmax go together"},
-           {"search --Kmin 9 --Kmax 8 --pmax 1", "--Kmin 9 .. --Kmax 8 is out of range"},
-           {"search --op encode --K 6 --time-limit -1", "--time-limit"},
-           {"search --op encode --K 7 --p 1 --sizes 1,1", "--sizes gives 2 rounds"},
-           {"search --op encode --K 7 --p 1 --sizes 1,0,1", "round size 0 out of range"},
-           {"search --op encode --K 7 --p 1 --circulant", "--circulant asks one question and needs --sizes"},
-           {"search --op encode --K 5 --p 1 --schedule /nonexistent-dir/x.json", "cannot write"}}) {
-    INFO(args);
-    r = test::run_collplan(args);
-    CHECK(r.status == 2);
-    CHECK(r.output.find(fragment) != std::string::npos);
-  }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("drop-zeros: a zero partial inside a message's sum loses its term with its receive", "[search]") {

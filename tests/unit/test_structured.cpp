@@ -22,12 +22,17 @@
 #include "passes/verify.h"
 #include "runtime/check/replay.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::build_with;
+using test::kExact;
+using test::log_ceil;
+using test::slice;
+using test::user_error_of;
 
 namespace {
 
-const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
 const passes::CostModel kUnit{};
 
 // ---- independent dense references ------------------------------------------
@@ -86,10 +91,6 @@ Matrix identity(uint32_t n) {
   return m;
 }
 
-std::vector<Elem> slice(const std::vector<Elem>& v, uint32_t i, uint32_t K) {
-  return std::vector<Elem>(v.begin() + i * K, v.begin() + (i + 1) * K);
-}
-
 // The matrix a structured spec denotes, built here from its points.
 Matrix reference_matrix(const MatrixSpec& ms, const Field& f) {
   const uint32_t K = ms.rows;
@@ -117,12 +118,6 @@ Matrix reference_matrix(const MatrixSpec& ms, const Field& f) {
 
 // ---- cost formulas (docs/structured-matrices.md), computed here ----------
 
-uint32_t ceil_log(uint64_t n, uint64_t b) {
-  uint32_t t = 0;
-  for (uint64_t v = 1; v < n; v *= b) ++t;
-  return t;
-}
-
 uint64_t psi(uint32_t n, uint32_t p) { return n <= 1 ? 0 : gen::prepare_shoot_shape(n, p).C2(); }
 
 struct Expected {
@@ -132,7 +127,7 @@ struct Expected {
 
 Expected vandermonde_formula(const VandermondeStructure& s, uint32_t p) {
   const auto& sh = s.shape;
-  Expected e{ceil_log(sh.M, p + 1) + sh.H * ceil_log(sh.P, p + 1), psi(sh.M, p) + sh.H * psi(sh.P, p)};
+  Expected e{log_ceil(sh.M, p) + sh.H * log_ceil(sh.P, p), psi(sh.M, p) + sh.H * psi(sh.P, p)};
   if (s.permuted()) {
     ++e.C1;
     ++e.C2;
@@ -141,15 +136,6 @@ Expected vandermonde_formula(const VandermondeStructure& s, uint32_t p) {
 }
 
 // ---- running a generator ----------------------------------------------------
-
-ir::Plan build(const std::string& name, const Spec& s) {
-  const auto& g = gen::find_generator(name);
-  INFO(name << ": " << g.why_not(s, kUnit));
-  REQUIRE(g.why_not(s, kUnit).empty());
-  Spec named = s;
-  named.algorithm = name;
-  return g.build(named, kUnit);
-}
 
 // The plan verified exactly against its spec, whose matrix must equal the
 // one built here (so a wrong family matrix cannot hide a wrong plan).
@@ -183,7 +169,7 @@ int check_vandermonde_family(const Field& f, uint32_t K, uint32_t P) {
       if (std::string(name) == "dft" && !dft) continue;
       const std::string full = inv ? std::string("inverse-") + name : name;
       INFO(f.name() << " K=" << K << " p=" << p << " P=" << P << " " << full);
-      const ir::Plan plan = build(full, s);
+      const ir::Plan plan = build_with(full, s);
       verify_both(plan, ref);
       const auto st = detect_structure(f, ms.points, P, false);
       REQUIRE(st);
@@ -208,17 +194,6 @@ int check_vandermonde_family(const Field& f, uint32_t K, uint32_t P) {
     }
   }
   return n;
-}
-
-template <typename F>
-std::string user_error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  FAIL("expected a UserError");
-  return {};
 }
 
 }  // namespace
@@ -287,7 +262,7 @@ TEST_CASE("structured: points, detection and digit reversal", "[structured]") {
   CHECK(why.find("cosets") != std::string::npos);
 }
 
-TEST_CASE("structured generators: a sample of every family, exact, costs equal the formulas", "[structured][quick]") {
+TEST_CASE("structured generators: a sample of every family, exact, costs equal the formulas", "[structured]") {
   int plans = 0;
   struct Case {
     Field f;
@@ -313,8 +288,8 @@ TEST_CASE("structured: inverse composed with forward is the identity", "[structu
           const std::string name = dft ? "dft" : "draw-loose";
           const auto fwd = dft ? matrix_dft(K, P, f) : matrix_draw_loose(K, P, {}, f);
           const auto inv = dft ? matrix_dft(K, P, f, true) : matrix_draw_loose(K, P, {}, f, true);
-          const ir::Plan a = build(name, make_encode_spec(K, p, 1, f, fwd));
-          const ir::Plan b = build("inverse-" + name, make_encode_spec(K, p, 1, f, inv));
+          const ir::Plan a = build_with(name, make_encode_spec(K, p, 1, f, fwd));
+          const ir::Plan b = build_with("inverse-" + name, make_encode_spec(K, p, 1, f, inv));
           for (const ir::Plan& whole : {passes::compose_sequence(a, b), passes::compose_sequence(b, a)}) {
             CHECK(materialize(whole.spec.matrix, f) == identity(K));
             ir::Plan checked = whole;
@@ -342,7 +317,7 @@ TEST_CASE("structured: Lagrange, Cauchy and systematic RS plans equal the dense 
             {"cauchy", matrix_four_lists("rs-systematic", {a, b, c, d}, f)}};
         for (const auto& [name, ms] : specs) {
           INFO(f.name() << " K=" << K << " p=" << p << " P=" << P << " " << ms.family);
-          const ir::Plan plan = build(name, make_encode_spec(K, p, 1, f, ms));
+          const ir::Plan plan = build_with(name, make_encode_spec(K, p, 1, f, ms));
           verify_both(plan, reference_matrix(ms, f));
           const auto sa = gen::best_structure(f, a, p, kUnit, true, false, nullptr);
           const auto sb = gen::best_structure(f, b, p, kUnit, true, false, nullptr);
@@ -362,7 +337,7 @@ TEST_CASE("structured: user-given Vandermonde points, in order, permuted, or uns
   // In canonical order: draw-and-loose at the formula's cost.
   {
     const Spec s = make_encode_spec(K, p, 1, f, matrix_vandermonde(pts, f));
-    const ir::Plan plan = build("draw-loose", s);
+    const ir::Plan plan = build_with("draw-loose", s);
     verify_both(plan, vand(f, pts));
     CHECK(passes::cost(plan).C1 == 5);  // ceil(log2 3) + 3
   }
@@ -371,7 +346,7 @@ TEST_CASE("structured: user-given Vandermonde points, in order, permuted, or uns
   for (uint32_t i = K; i > 1; --i) std::swap(pts[i - 1], pts[rng.next() % i]);
   {
     const Spec s = make_encode_spec(K, p, 1, f, matrix_vandermonde(pts, f));
-    const ir::Plan plan = build("draw-loose", s);
+    const ir::Plan plan = build_with("draw-loose", s);
     verify_both(plan, vand(f, pts));
     CHECK(passes::cost(plan).C1 == 6);
     CHECK(plan.spec.algorithm.find("permuted") != std::string::npos);
@@ -384,7 +359,7 @@ TEST_CASE("structured: user-given Vandermonde points, in order, permuted, or uns
     for (uint32_t i = K; i > 1; --i) std::swap(omega[i - 1], omega[rng.next() % i]);
     for (uint32_t i = K; i > 1; --i) std::swap(alpha[i - 1], alpha[rng.next() % i]);
     const MatrixSpec ms = matrix_lagrange(omega, alpha, f);
-    const ir::Plan plan = build("lagrange", make_encode_spec(K, p, 1, f, ms));
+    const ir::Plan plan = build_with("lagrange", make_encode_spec(K, p, 1, f, ms));
     verify_both(plan, reference_matrix(ms, f));
     CHECK(passes::cost(plan).C1 == 12);  // (5 + 1) twice
   }
@@ -423,27 +398,6 @@ TEST_CASE("structured: auto picks a structured generator when cheaper, and the p
   CHECK(saw_lagrange);
 }
 
-TEST_CASE("structured: runtime replay of each family equals direct computation", "[structured]") {
-  const Field f = Field::prime(7681);
-  const uint32_t K = 24;
-  const std::vector<Elem> sets = disjoint_point_sets(f, K, 2, 2);
-  const std::vector<Elem> a = slice(sets, 0, K), b = slice(sets, 1, K), ones(K, 1);
-  const std::vector<std::pair<std::string, MatrixSpec>> specs = {
-      {"draw-loose", matrix_draw_loose(K, 2, {}, f)},
-      {"inverse-draw-loose", matrix_draw_loose(K, 2, {}, f, true)},
-      {"lagrange", matrix_lagrange(a, b, f)},
-      {"cauchy", matrix_four_lists("cauchy", {a, b, ones, ones}, f)},
-      {"cauchy", matrix_four_lists("rs-systematic", {a, b, ones, ones}, f)}};
-  for (const auto& [name, ms] : specs) {
-    INFO(ms.family);
-    const ir::Plan plan = build(name, make_encode_spec(K, 2, 1, f, ms));
-    CHECK(rt::replay_and_compare(plan, 33, 5, 1).equal);
-  }
-  const Field g = Field::gf256();
-  const ir::Plan dft = build("dft", make_encode_spec(17, 1, 1, g, matrix_dft(17, 17, g)));
-  CHECK(rt::replay_and_compare(dft, 64, 6, 1).equal);
-}
-
 TEST_CASE("structured: plans keep their family and points through the binary and JSON codecs", "[structured]") {
   const Field f = Field::prime(7681);
   const std::vector<Elem> sets = disjoint_point_sets(f, 24, 2, 2);
@@ -453,7 +407,7 @@ TEST_CASE("structured: plans keep their family and points through the binary and
            {"lagrange", matrix_lagrange(a, b, f)},
            {"cauchy", matrix_four_lists("rs-systematic", {a, b, std::vector<Elem>(24, 2), std::vector<Elem>(24, 3)}, f)}}) {
     INFO(ms.family);
-    const ir::Plan plan = build(name, make_encode_spec(24, 2, 1, f, ms));
+    const ir::Plan plan = build_with(name, make_encode_spec(24, 2, 1, f, ms));
     const std::vector<uint8_t> bytes = ir::encode_binary(plan);
     const ir::Plan back = ir::decode_binary(bytes.data(), bytes.size());
     CHECK(back == plan);
@@ -516,7 +470,7 @@ TEST_CASE("structured: each violated precondition gets its own message", "[struc
 
 // ---- slow tier: every applicable (K <= 256, p, P) ----------------------------
 
-TEST_CASE("structured generators: exhaustive grid K <= 256 over six fields", "[.slow][slow][structured]") {
+TEST_CASE("structured generators: exhaustive grid K <= 256 over six fields", "[.slow][structured]") {
   int plans = 0;
   for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(257), Field::prime(65537),
                          Field::prime(7681), Field::prime(12289)})

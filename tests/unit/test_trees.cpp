@@ -13,12 +13,13 @@
 #include "passes/cost.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::kExact;
+using test::log_ceil;
 
 namespace {
-
-const passes::VerifyOptions kExact{passes::VerifyMode::Exact, 0, 1};
 
 Spec tree_spec(OpKind op, uint32_t K, uint32_t p, uint32_t lambda, uint32_t root, uint32_t blocks) {
   Spec s;
@@ -30,14 +31,6 @@ Spec tree_spec(OpKind op, uint32_t K, uint32_t p, uint32_t lambda, uint32_t root
   s.blocks = blocks;
   s.field = Field::gf256();
   return s;
-}
-
-// ⌈log_{p+1} K⌉ by real powers.
-uint32_t log_ceil(uint32_t K, uint32_t p) {
-  uint32_t t = 0;
-  uint64_t r = 1;
-  while (r < K) r *= p + 1, ++t;
-  return t;
 }
 
 // Depth of the heap p-ary tree: the number of parent hops from K−1 to 0.
@@ -105,7 +98,7 @@ TEST_CASE("tree and pipelined broadcast/reduce: exact, costs as stated", "[trees
   CHECK(check_tree_grid(20, {1, 4}, false) > 250);
 }
 
-TEST_CASE("tree and pipelined broadcast/reduce: every K <= 64, p <= 3, lambda <= 3", "[trees][.slow][slow]") {
+TEST_CASE("tree and pipelined broadcast/reduce: every K <= 64, p <= 3, lambda <= 3", "[trees][.slow]") {
   CHECK(check_tree_grid(64, {1, 2, 5}, true) == 63 * 3 * 3 * 3 * 3);
 }
 

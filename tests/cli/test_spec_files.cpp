@@ -5,9 +5,6 @@
 // and negative numbers. The CLI runs as a subprocess, as a user runs it.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -19,82 +16,61 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shell_support.h"
+#include "cli_runner.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
+using collplan::test::CommandResult;
+using collplan::test::read_file;
+using collplan::test::run_collplan;
+using collplan::test::scratch_dir;
+using collplan::test::write_file;
 
 namespace {
 
-struct Run {
-  int status;
-  std::string output;  // stdout and stderr together
-};
-
-// Runs collplan with `args` in the folder `cwd` (the current one when empty).
-Run run_cp(const std::string& args, const fs::path& cwd = {}) {
-  std::string cmd = std::string(COLLPLAN_CLI) + " " + args + " 2>&1";
-  if (!cwd.empty()) cmd = "cd '" + cwd.string() + "' && " + cmd;
-  const auto r = collplan::test::run_shell(cmd);
-  return {r.status, r.output};
-}
-
-fs::path scratch(const std::string& what) {
-  const fs::path d = fs::temp_directory_path() / ("collplan-spec-test-" + what + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // The digest `compile -o` prints ("wrote X (digest H)"); fails the test when
 // the compile failed.
-std::string digest_of(const Run& r) {
-  INFO(r.output);
+std::string digest_of(const CommandResult& r) {
+  INFO(r.output());
   REQUIRE(r.status == 0);
-  const auto at = r.output.find("(digest ");
+  const auto at = r.output().find("(digest ");
   REQUIRE(at != std::string::npos);
-  return r.output.substr(at + 8, 32);
+  return r.output().substr(at + 8, 32);
 }
 
 // Compiles `args` into dir/out.cplan and returns the digest.
 std::string compile_digest(const std::string& args, const fs::path& dir, const fs::path& cwd = {}) {
   INFO("collplan compile " << args);
-  return digest_of(run_cp("compile " + args + " -q -o '" + (dir / "out.cplan").string() + "'", cwd));
+  return digest_of(run_collplan("compile " + args + " -q -o '" + (dir / "out.cplan").string() + "'", cwd));
 }
 
 void expect_error(const std::string& args, const std::string& needle, const fs::path& cwd = {}) {
   INFO("collplan " << args);
-  const Run r = run_cp(args, cwd);
-  INFO(r.output);
+  const CommandResult r = run_collplan(args, cwd);
+  INFO(r.output());
   CHECK(r.status == 2);
-  CHECK(r.output.find(needle) != std::string::npos);
+  CHECK(r.output().find(needle) != std::string::npos);
 }
 
 }  // namespace
 
 TEST_CASE("spec files: the plan holds a matrix file's entries, never its path", "[spec-files]") {
-  const fs::path d = scratch("paths");
+  const fs::path d = scratch_dir("spec-paths");
   fs::create_directories(d / "sub" / "deeper");
   fs::create_directories(d / "elsewhere");
   const std::string A = "1,2,3\n4,5,6\n7,8,10\n";
-  write(d / "A.csv", A);
-  write(d / "elsewhere" / "A.csv", A);
-  write(d / "elsewhere" / "renamed.csv", A);
+  write_file(d / "A.csv", A);
+  write_file(d / "elsewhere" / "A.csv", A);
+  write_file(d / "elsewhere" / "renamed.csv", A);
   const fs::path out = d / "out.cplan";
   auto plan = [&](const std::string& file, const fs::path& cwd) {
     INFO(file << " from " << cwd);
-    const Run r = run_cp("compile --K 3 --matrix file --matrix-file " + file + " -q -o '" + out.string() + "'", cwd);
+    const CommandResult r = run_collplan("compile --K 3 --matrix file --matrix-file " + file + " -q -o '" + out.string() + "'", cwd);
     const std::string dg = digest_of(r);
-    return std::make_pair(dg, slurp(out));
+    return std::make_pair(dg, read_file(out));
   };
   const auto ref = plan("A.csv", d);
-  CHECK(slurp(out).find("A.csv") == std::string::npos);  // no name in the bytes
+  CHECK(read_file(out).find("A.csv") == std::string::npos);  // no name in the bytes
   for (const auto& [file, cwd] : std::vector<std::pair<std::string, fs::path>>{
            {"./A.csv", d},
            {"'" + (d / "A.csv").string() + "'", d},
@@ -112,24 +88,24 @@ TEST_CASE("spec files: the plan holds a matrix file's entries, never its path", 
   // --matrix-file alone means --matrix file.
   CHECK(compile_digest("--K 3 --matrix-file A.csv", d, d) == ref.first);
   // The JSON plan names no path either.
-  REQUIRE(run_cp("compile --K 3 --matrix-file A.csv -q --json a.json", d).status == 0);
-  CHECK(slurp(d / "a.json").find("A.csv") == std::string::npos);
+  REQUIRE(run_collplan("compile --K 3 --matrix-file A.csv -q --json a.json", d).status == 0);
+  CHECK(read_file(d / "a.json").find("A.csv") == std::string::npos);
   // A spec file's matrix_file is relative to the spec file's folder.
-  write(d / "sub" / "spec.json", R"({"K": 3, "matrix": "file", "matrix_file": "../A.csv"})");
+  write_file(d / "sub" / "spec.json", R"({"K": 3, "matrix": "file", "matrix_file": "../A.csv"})");
   CHECK(compile_digest("--spec sub/spec.json", d, d) == ref.first);
   CHECK(compile_digest("--spec spec.json", d, d / "sub") == ref.first);
   // A decentralized code's generator file: no path either.
-  write(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
-  write(d / "elsewhere" / "G2.csv", "1,2,3,4,5\n6,7,8,9,10\n");
+  write_file(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
+  write_file(d / "elsewhere" / "G2.csv", "1,2,3,4,5\n6,7,8,9,10\n");
   const std::string g = "--op decentralized-encode --N 5 --K 2 --systematic false --generator ";
   CHECK(compile_digest(g + "G.csv", d, d) == compile_digest(g + "G2.csv", d, d / "elsewhere"));
   fs::remove_all(d);
 }
 
 TEST_CASE("spec files: lists as JSON arrays or comma strings, every key as its flag", "[spec-files]") {
-  const fs::path d = scratch("keys");
-  write(d / "A.csv", "1,2\n3,4\n");
-  write(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
+  const fs::path d = scratch_dir("spec-keys");
+  write_file(d / "A.csv", "1,2\n3,4\n");
+  write_file(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
   struct Case {
     std::string flags, file;
   };
@@ -170,28 +146,28 @@ TEST_CASE("spec files: lists as JSON arrays or comma strings, every key as its f
   };
   for (const Case& c : cases) {
     INFO(c.file);
-    write(d / "spec.json", c.file);
+    write_file(d / "spec.json", c.file);
     const std::string want = compile_digest(c.flags, d, d);
     CHECK(compile_digest("--spec spec.json", d, d) == want);
   }
   // The cost model changes what auto picks: the spec file's beta/tau are used.
-  write(d / "a.json", R"({"op": "allreduce", "K": 8, "blocks": "auto", "cost_len": 16, "beta": 4000, "tau": 0.07})");
-  CHECK(run_cp("compile --spec a.json -q", d).output.find("allreduce n=1 (blocks auto") != std::string::npos);
-  write(d / "b.json", R"({"op": "allreduce", "K": 8, "blocks": "auto", "cost_len": 1048576, "beta": 4000, "tau": 0.07})");
-  CHECK(run_cp("compile --spec b.json -q", d).output.find("reduce-scatter-allgather n=8") != std::string::npos);
+  write_file(d / "a.json", R"({"op": "allreduce", "K": 8, "blocks": "auto", "cost_len": 16, "beta": 4000, "tau": 0.07})");
+  CHECK(run_collplan("compile --spec a.json -q", d).output().find("allreduce n=1 (blocks auto") != std::string::npos);
+  write_file(d / "b.json", R"({"op": "allreduce", "K": 8, "blocks": "auto", "cost_len": 1048576, "beta": 4000, "tau": 0.07})");
+  CHECK(run_collplan("compile --spec b.json -q", d).output().find("reduce-scatter-allgather n=8") != std::string::npos);
   // The command line wins over the file, key by key.
-  write(d / "spec.json", R"({"K": 6, "matrix": "random", "seed": 9, "beta": 5})");
+  write_file(d / "spec.json", R"({"K": 6, "matrix": "random", "seed": 9, "beta": 5})");
   CHECK(compile_digest("--spec spec.json --seed 2", d, d) == compile_digest("--K 6 --seed 2", d, d));
-  CHECK(run_cp("compile --spec spec.json --K 7 -q", d).output.find("K=7") != std::string::npos);
-  CHECK(run_cp("compile --spec spec.json -q", d).output.find("beta=5") != std::string::npos);
-  CHECK(run_cp("compile --spec spec.json --beta 3 -q", d).output.find("beta=3") != std::string::npos);
+  CHECK(run_collplan("compile --spec spec.json --K 7 -q", d).output().find("K=7") != std::string::npos);
+  CHECK(run_collplan("compile --spec spec.json -q", d).output().find("beta=5") != std::string::npos);
+  CHECK(run_collplan("compile --spec spec.json --beta 3 -q", d).output().find("beta=3") != std::string::npos);
   fs::remove_all(d);
 }
 
 TEST_CASE("spec files: errors name the key and what is valid", "[spec-files][errors]") {
-  const fs::path d = scratch("errors");
+  const fs::path d = scratch_dir("spec-errors");
   auto bad = [&](const std::string& text, const std::string& needle) {
-    write(d / "s.json", text);
+    write_file(d / "s.json", text);
     expect_error("compile -q --spec '" + (d / "s.json").string() + "'", needle);
   };
   bad(R"({"K": 0})", "--K 0 (key \"K\" of spec file");
@@ -230,9 +206,9 @@ TEST_CASE("spec files: errors name the key and what is valid", "[spec-files][err
 
 TEST_CASE("spec files: a plan's own spec compiles back to the same plan, every operation and matrix family",
           "[spec-files][round-trip]") {
-  const fs::path d = scratch("round-trip");
-  write(d / "A.csv", "1,2,3\n4,5,6\n7,8,10\n");
-  write(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
+  const fs::path d = scratch_dir("spec-round-trip");
+  write_file(d / "A.csv", "1,2,3\n4,5,6\n7,8,10\n");
+  write_file(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
   const std::vector<std::string> cases = {
       "--op encode --K 8 --p 2 --matrix random --seed 7",
       "--K 8 --field prime:257 --matrix vandermonde",
@@ -268,44 +244,44 @@ TEST_CASE("spec files: a plan's own spec compiles back to the same plan, every o
   };
   for (const std::string& c : cases) {
     INFO(c);
-    const Run r = run_cp("compile " + c + " -q -o first.cplan --json first.json", d);
+    const CommandResult r = run_collplan("compile " + c + " -q -o first.cplan --json first.json", d);
     const std::string want = digest_of(r);
     // The JSON plan itself, and its bare "spec" object.
     CHECK(compile_digest("--spec first.json", d, d) == want);
-    const nlohmann::json plan = nlohmann::json::parse(slurp(d / "first.json"));
-    write(d / "spec.json", plan.at("spec").dump(2));
+    const nlohmann::json plan = nlohmann::json::parse(read_file(d / "first.json"));
+    write_file(d / "spec.json", plan.at("spec").dump(2));
     CHECK(compile_digest("--spec spec.json", d, d) == want);
     // With the matrix entries written out (export --with-matrix), too.
     if (plan.at("spec").contains("matrix")) {
-      REQUIRE(run_cp("export first.cplan -o full.json --with-matrix", d).status == 0);
+      REQUIRE(run_collplan("export first.cplan -o full.json --with-matrix", d).status == 0);
       CHECK(compile_digest("--spec full.json", d, d) == want);
     }
   }
   // The command line still wins: another seed, another plan.
-  REQUIRE(run_cp("compile --K 8 --seed 7 -q --json r.json", d).status == 0);
+  REQUIRE(run_collplan("compile --K 8 --seed 7 -q --json r.json", d).status == 0);
   CHECK(compile_digest("--spec r.json --seed 8", d, d) == compile_digest("--K 8 --seed 8", d, d));
   CHECK(compile_digest("--spec r.json --matrix identity", d, d) == compile_digest("--K 8 --matrix identity", d, d));
   // A decentralized plan's code matrix, replaced by --code on the command line.
-  REQUIRE(run_cp("compile --op decentralized-encode --N 8 --K 3 --code rs -q --json dec.json", d).status == 0);
+  REQUIRE(run_collplan("compile --op decentralized-encode --N 8 --K 3 --code rs -q --json dec.json", d).status == 0);
   CHECK(compile_digest("--spec dec.json --code lagrange", d, d) ==
         compile_digest("--op decentralized-encode --N 8 --K 3 --code lagrange", d, d));
   expect_error("compile --spec dec.json --systematic false -q", "says systematic = false", d);
   // An explicit matrix of another size than K.
-  REQUIRE(run_cp("compile --K 3 --matrix-file A.csv -q --json f.json", d).status == 0);
+  REQUIRE(run_collplan("compile --K 3 --matrix-file A.csv -q --json f.json", d).status == 0);
   expect_error("compile --spec f.json --K 4 -q", "is 3 x 3, but K = 4 needs a 4 x 4 matrix", d);
   fs::remove_all(d);
 }
 
 TEST_CASE("spec flags: an option the operation or matrix does not use is refused", "[spec-files][errors]") {
-  const fs::path d = scratch("unused");
-  write(d / "A.csv", "1,2,3\n4,5,6\n7,8,10\n");
-  write(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
+  const fs::path d = scratch_dir("spec-unused");
+  write_file(d / "A.csv", "1,2,3\n4,5,6\n7,8,10\n");
+  write_file(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");
   auto refused = [&](const std::string& args, const std::vector<std::string>& needles) {
     INFO("collplan compile " << args);
-    const Run r = run_cp("compile " + args + " -q", d);
-    INFO(r.output);
+    const CommandResult r = run_collplan("compile " + args + " -q", d);
+    INFO(r.output());
     CHECK(r.status == 2);
-    for (const auto& n : needles) CHECK(r.output.find(n) != std::string::npos);
+    for (const auto& n : needles) CHECK(r.output().find(n) != std::string::npos);
   };
   refused("--op allgather --K 4 --root 1", {"--root is not used by --op allgather", "used by: broadcast, reduce"});
   refused("--op allgather --K 4 --root 0", {"--root is not used by --op allgather"});  // given, even at its default
@@ -328,7 +304,7 @@ TEST_CASE("spec flags: an option the operation or matrix does not use is refused
   refused("--op decentralized-encode --N 5 --K 2 --systematic false --generator G.csv --seed 5",
           {"--seed is not used", "read from --generator"});
   refused("--op decentralized-encode --N 5 --K 2 --code rs --generator G.csv", {"--code and --generator both"});
-  write(d / "code.json", R"({"op": "decentralized-encode", "N": 5, "K": 2, "code": "rs"})");
+  write_file(d / "code.json", R"({"op": "decentralized-encode", "N": 5, "K": 2, "code": "rs"})");
   refused("--spec code.json --generator G.csv --systematic false",
           {"--code (key \"code\" of spec file 'code.json') and --generator both give the code's matrix"});
   refused("--K 4 --matrix identity --seed 3", {"--seed is not used by --matrix identity", "random, permutation"});
@@ -344,20 +320,20 @@ TEST_CASE("spec flags: an option the operation or matrix does not use is refused
   refused("--K 4 --field prime:257 --matrix vandermonde --points 1,2,3,4 --radix 2", {"--radix and --phi choose structured points; --matrix vandermonde has none"});
   refused("--K 24 --field prime:7681 --matrix draw-loose --phi 0,1,2 --points 1", {"--phi chooses points"});
   // From a spec file: a value other than the default is refused, naming the key.
-  write(d / "root.json", R"({"op": "allgather", "K": 4, "root": 2})");
+  write_file(d / "root.json", R"({"op": "allgather", "K": 4, "root": 2})");
   refused("--spec root.json", {"--root (key \"root\" of spec file 'root.json') is not used by --op allgather"});
-  write(d / "seed.json", R"({"K": 4, "matrix": "identity", "seed": 5})");
+  write_file(d / "seed.json", R"({"K": 4, "matrix": "identity", "seed": 5})");
   refused("--spec seed.json", {"key \"seed\"", "is not used by --matrix identity"});
   // ... and the command line's own value too, over a spec file.
-  write(d / "ok.json", R"({"op": "allgather", "K": 4})");
+  write_file(d / "ok.json", R"({"op": "allgather", "K": 4})");
   refused("--spec ok.json --root 1", {"--root is not used by --op allgather"});
   // Default values in a spec file are not options given (a plan's own spec
   // object carries defaults).
-  write(d / "defaults.json",
+  write_file(d / "defaults.json",
         R"({"op": "allgather", "K": 4, "root": 0, "exclusive": false, "matrix": "random", "counts": [], "N": 0, "blocks": 1})");
-  CHECK(run_cp("compile --spec defaults.json -q", d).status == 0);
+  CHECK(run_collplan("compile --spec defaults.json -q", d).status == 0);
   // A matrix object on an operation without a matrix.
-  write(d / "obj.json", R"({"op": "broadcast", "K": 2, "matrix": {"family": "identity", "rows": 2, "cols": 2}})");
+  write_file(d / "obj.json", R"({"op": "broadcast", "K": 2, "matrix": {"family": "identity", "rows": 2, "cols": 2}})");
   refused("--spec obj.json", {"the matrix object of spec file 'obj.json' is not used by --op broadcast"});
   fs::remove_all(d);
 }
@@ -384,7 +360,7 @@ TEST_CASE("spec flags: K = 0 and negative or too large numbers name the value an
   expect_error("compile --K 8 --tau -1 -q", "--tau -1 is invalid");
   expect_error("compile --K 8 --cost-len 0 -q", "--cost-len 0 is invalid");
   // A seed at the top of its range is a seed.
-  CHECK(run_cp("compile --K 4 --seed 18446744073709551615 -q").status == 0);
+  CHECK(run_collplan("compile --K 4 --seed 18446744073709551615 -q").status == 0);
 }
 
 TEST_CASE("spec files: collplan_add_plan's configure-time lists are the CLI's", "[spec-files]") {
@@ -404,15 +380,15 @@ TEST_CASE("spec files: collplan_add_plan's configure-time lists are the CLI's", 
     for (std::string w; words >> w;) out.push_back(w);
     return out;
   };
-  const auto listed = run_cp("list --format json");
+  const auto listed = run_collplan("list --format json");
   REQUIRE(listed.status == 0);
-  CHECK(cmake_list("ops") == nlohmann::json::parse(listed.output)["operations"].get<std::vector<std::string>>());
+  CHECK(cmake_list("ops") == nlohmann::json::parse(listed.out)["operations"].get<std::vector<std::string>>());
 
-  const auto help = run_cp("compile --help");
+  const auto help = run_collplan("compile --help");
   REQUIRE(help.status == 0);
-  const size_t a = help.output.find("random | vandermonde");
+  const size_t a = help.output().find("random | vandermonde");
   REQUIRE(a != std::string::npos);
-  std::istringstream names(help.output.substr(a, help.output.find(" (", a) - a));
+  std::istringstream names(help.output().substr(a, help.output().find(" (", a) - a));
   std::vector<std::string> cli_families;
   for (std::string w; names >> w;)
     if (w != "|") cli_families.push_back(w);

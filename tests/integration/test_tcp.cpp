@@ -30,21 +30,18 @@
 #include "runtime/transport/tcp.h"
 #include "runtime/transport/threads.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::compiled;
+using test::random_encode_spec;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-ir::Plan compile(const Spec& s, const std::string& algorithm) {
-  pipeline::CompileOptions opt;
-  opt.algorithm = algorithm;
-  return pipeline::compile(s, opt).plan;
-}
-
 ir::Plan encode_plan(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, uint64_t seed,
                      const std::string& algorithm = "prepare-shoot") {
-  return compile(make_encode_spec(K, p, lambda, f, matrix_random(K, seed, f)), algorithm);
+  return compiled(random_encode_spec(K, p, f, seed, lambda), algorithm);
 }
 
 // How one rank takes part: runs the plan, or misbehaves.
@@ -192,7 +189,7 @@ TEST_CASE("tcp: replays equal the direct computation and the threads transport f
     s.K = K;
     s.p = p;
     s.blocks = n;
-    return compile(s, algorithm);
+    return compiled(s, algorithm);
   };
   const std::vector<Case> cases = {
       {"dissemination-reduce-scatter K=6 p=2", block_op(OpKind::ReduceScatter, 6, 2, 2, "dissemination-reduce-scatter")},
@@ -203,8 +200,8 @@ TEST_CASE("tcp: replays equal the direct computation and the threads transport f
       {"postal-prepare-shoot prime K=7 lambda=2", encode_plan(7, 2, 2, Field::prime(2147483647), 3,
                                                               "postal-prepare-shoot")},
       {"postal-allgather K=4 lambda=3", encode_plan(4, 1, 3, Field::gf256(), 4, "postal-allgather")},
-      {"postal-broadcast K=6", compile(bc, "postal-broadcast")},
-      {"postal-prefix K=5", compile(pre, "postal-prefix")},
+      {"postal-broadcast K=6", compiled(bc, "postal-broadcast")},
+      {"postal-prefix K=5", compiled(pre, "postal-prefix")},
   };
   for (const Case& c : cases)
     for (size_t len : {size_t{1}, size_t{4099}}) {
@@ -258,7 +255,7 @@ TEST_CASE("tcp: every operation, received into the caller's buffers or staged, e
         if (algorithm.empty() && c.why_not.empty()) algorithm = c.generator->name;
       if (algorithm.empty()) continue;
       covered.insert(op);
-      const ir::Plan plan = compile(s, algorithm);
+      const ir::Plan plan = compiled(s, algorithm);
       for (const bool zero_copy : {true, false}) {
         INFO(op_name(op) << " " << plan.spec.algorithm << " K " << K << " p " << p << " lambda " << lambda
                          << " zero_copy " << zero_copy);

@@ -1,7 +1,9 @@
 // The C++ backend (compiler/backend/emit_cpp.h): templates that are real
-// C++, the embedded GF kernels against the runtime's references, golden
-// emitted sources, strict compilation of emitted code, and the same-bytes
-// differential test against the replay engine for every generator family.
+// C++, the embedded GF kernels against the runtime's references, strict
+// compilation of emitted code, and the same-bytes differential test against
+// the replay engine for every generator family. Golden emitted sources:
+// tests/golden/test_golden_emit.cpp; `collplan emit-cpp` itself:
+// tests/cli/test_cli_emit_cpp.cpp.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -15,8 +17,10 @@
 #include "pipeline/pipeline.h"
 #include "runtime/gf/gf_kernels.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::compiled;
 using namespace emit_test;
 
 namespace {
@@ -42,7 +46,7 @@ Spec block_spec(OpKind op, uint32_t K, uint32_t p, uint32_t lambda, const Field&
 
 // A decentralized [N, K] encode with a random A (systematic) or G.
 Spec dec_spec(uint32_t N, uint32_t K, uint32_t p, bool systematic, const Field& f) {
-  return make_decentralized_spec(N, K, p, 1, f, matrix_explicit(random_matrix(K, systematic ? N - K : N, N * K, f), f));
+  return test::random_decentralized_spec(N, K, p, systematic, N * K, f);
 }
 
 // Two disjoint draw-and-loose point sets of K points each (radix P).
@@ -51,19 +55,12 @@ std::pair<std::vector<Elem>, std::vector<Elem>> two_point_sets(const Field& f, u
   return {std::vector<Elem>(v.begin(), v.begin() + K), std::vector<Elem>(v.begin() + K, v.end())};
 }
 
-ir::Plan compiled(const Spec& s, const std::string& algorithm) {
-  pipeline::CompileOptions opt;
-  opt.algorithm = algorithm;
-  return pipeline::compile(s, opt).plan;
-}
-
 // The emitted code, the engine and direct computation agree byte for byte,
 // for vectors of `len` elements and of len + 300 (whole SIMD vectors and a
 // tail on every path; these over a copying channel), the emitted code built
-// for each of `paths` (by default diff_paths(): the plain build, or every
-// kernel path in the slow tier).
+// for each of `paths` (by default the plain build).
 void same_bytes(const ir::Plan& plan, size_t len, const std::string& name,
-                const std::vector<KernelPath>& paths = diff_paths()) {
+                const std::vector<KernelPath>& paths = kernel_paths(false)) {
   INFO(name);
   const auto dir = scratch(name);
   backend::write_files(backend::emit_cpp(backend::view_of(plan)), dir.string());
@@ -251,63 +248,48 @@ TEST_CASE("emit-cpp: bad names and ranks are user errors naming the value", "[em
   CHECK(two[0].text.find("kEmittedRanks[kNumEmitted] = {0, 3};") != std::string::npos);
 }
 
-TEST_CASE("emit-cpp: golden emitted sources (K=4 encode, K=5 lambda=2 broadcast)", "[emit][golden]") {
-  const auto check = [](const ir::Plan& plan, const std::string& name) {
-    backend::EmitCppOptions o;
-    o.name = name;
-    for (const auto& f : backend::emit_cpp(backend::view_of(plan), o)) {
-      const std::string path = src("tests/golden/emit/" + f.name);
-      if (const char* a = std::getenv("COLLPLAN_APPROVE"); a && std::string(a) == "1") {
-        fs::create_directories(src("tests/golden/emit"));
-        std::ofstream(path, std::ios::binary) << f.text;
-        WARN("approved " << path);
-        continue;
-      }
-      INFO("golden file " << path << " (run scripts/approve.sh after an intended change)");
-      std::ifstream in(path, std::ios::binary);
-      REQUIRE(in.good());
-      std::stringstream ss;
-      ss << in.rdbuf();
-      CHECK(ss.str() == f.text);
-    }
-  };
-  check(compiled(make_encode_spec(4, 1, 1, Field::gf256(), matrix_random(4, 7, Field::gf256())), "prepare-shoot"),
-        "encode_k4");
-  Spec b = spec_of(OpKind::Broadcast, 5, 1, 2, Field::prime(65537), "postal-broadcast");
-  b.blocks = 2;
-  b.root = 1;
-  check(compiled(b, "postal-broadcast"), "bcast_k5");
-}
-
 // ---- same bytes: one case per generator family ------------------------------
 
-TEST_CASE("emit-cpp same bytes: prepare-shoot encode K=6 p=2 gf256", "[emit][diff]") {
+// Each same-bytes case runs in both tiers: in the quick tier the emitted code
+// is built as a user builds it (run-time dispatch), in the slow tier ([.slow])
+// once for every other kernel path this machine runs (other_kernel_paths():
+// SCALAR and the x86 SIMD paths forced, NEON under qemu-aarch64). `body`
+// names the function that holds the case and takes the paths.
+#define SAME_BYTES_CASE(body, what)                                                              \
+  static void body(const std::vector<KernelPath>& paths);                                        \
+  TEST_CASE("emit-cpp same bytes: " what, "[emit][diff]") { body(kernel_paths(false)); }         \
+  TEST_CASE("emit-cpp same bytes on every kernel path: " what, "[emit][diff][.slow]") {          \
+    body(other_kernel_paths());                                                                  \
+  }                                                                                              \
+  static void body(const std::vector<KernelPath>& paths)
+
+SAME_BYTES_CASE(same_bytes_prepare_shoot, "prepare-shoot encode K=6 p=2 gf256") {
   same_bytes(compiled(make_encode_spec(6, 2, 1, Field::gf256(), matrix_random(6, 3, Field::gf256())), "prepare-shoot"),
-             37, "prepare-shoot");
+             37, "prepare-shoot", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: postal-allgather encode K=5 lambda=2 gf65536", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_postal_allgather, "postal-allgather encode K=5 lambda=2 gf65536") {
   same_bytes(compiled(make_encode_spec(5, 1, 2, Field::gf65536(), matrix_random(5, 4, Field::gf65536())),
                       "postal-allgather"),
-             33, "postal-allgather");
+             33, "postal-allgather", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: postal-prepare-shoot encode K=7 lambda=3 prime:65537", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_postal_prepare_shoot, "postal-prepare-shoot encode K=7 lambda=3 prime:65537") {
   const Field f = Field::prime(65537);
   same_bytes(compiled(make_encode_spec(7, 1, 3, f, matrix_random(7, 5, f)), "postal-prepare-shoot"), 21,
-             "postal-prepare-shoot");
+             "postal-prepare-shoot", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: postal-prefix K=6 p=2 lambda=2 prime:2^31-1", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_postal_prefix, "postal-prefix K=6 p=2 lambda=2 prime:2^31-1") {
   same_bytes(compiled(spec_of(OpKind::Prefix, 6, 2, 2, Field::prime(2147483647), "postal-prefix"), "postal-prefix"), 19,
-             "postal-prefix");
+             "postal-prefix", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: postal-broadcast K=6 blocks=3 lambda=2 gf256", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_postal_broadcast, "postal-broadcast K=6 blocks=3 lambda=2 gf256") {
   Spec s = spec_of(OpKind::Broadcast, 6, 1, 2, Field::gf256(), "postal-broadcast");
   s.blocks = 3;
   s.root = 2;
-  same_bytes(compiled(s, "postal-broadcast"), 50, "postal-broadcast");
+  same_bytes(compiled(s, "postal-broadcast"), 50, "postal-broadcast", paths);
 }
 
 namespace {
@@ -322,34 +304,38 @@ struct BlockCase {
   size_t len;
 };
 
-void same_bytes_blocks(const std::vector<BlockCase>& cases) {
+void same_bytes_blocks(const std::vector<BlockCase>& cases,
+                       const std::vector<KernelPath>& paths = kernel_paths(false)) {
   for (const auto& c : cases)
     same_bytes(compiled(block_spec(c.op, c.K, c.p, c.lambda, c.field, c.blocks, c.root), c.generator), c.len,
-               c.generator);
+               c.generator, paths);
 }
 
 }  // namespace
 
-TEST_CASE("emit-cpp same bytes: tree-broadcast, tree-reduce, pipelined-broadcast, pipelined-reduce", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_trees, "tree-broadcast, tree-reduce, pipelined-broadcast, pipelined-reduce") {
   same_bytes_blocks({{"tree-broadcast", OpKind::Broadcast, 7, 2, 2, Field::gf65536(), 3, 4, 23},
                      {"tree-reduce", OpKind::Reduce, 6, 1, 1, Field::prime(65537), 2, 5, 17},
                      {"pipelined-broadcast", OpKind::Broadcast, 6, 2, 1, Field::gf256(), 4, 1, 29},
-                     {"pipelined-reduce", OpKind::Reduce, 5, 1, 2, Field::prime(2147483647), 3, 3, 13}});
+                     {"pipelined-reduce", OpKind::Reduce, 5, 1, 2, Field::prime(2147483647), 3, 3, 13}}, paths);
 }
 
 // Decentralized plans run on N ranks; sinks have no inputs, systematic
 // sources no outputs.
-TEST_CASE("emit-cpp same bytes: decentralized-grid N=7 K=4 (K >= R) and N=9 K=3 (K < R)", "[emit][diff]") {
-  same_bytes(compiled(dec_spec(7, 4, 1, true, Field::gf256()), "decentralized-grid"), 31, "decentralized-grid-KgeR");
+SAME_BYTES_CASE(same_bytes_decentralized_grid, "decentralized-grid N=7 K=4 (K >= R) and N=9 K=3 (K < R)") {
+  same_bytes(compiled(dec_spec(7, 4, 1, true, Field::gf256()), "decentralized-grid"),
+             31, "decentralized-grid-KgeR", paths);
   same_bytes(compiled(dec_spec(9, 3, 2, true, Field::prime(65537)), "decentralized-grid"), 11,
-             "decentralized-grid-KltR");
+             "decentralized-grid-KltR", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: decentralized-grouped N=10 K=3 gf65536", "[emit][diff]") {
-  same_bytes(compiled(dec_spec(10, 3, 1, false, Field::gf65536()), "decentralized-grouped"), 19, "decentralized-grouped");
+SAME_BYTES_CASE(same_bytes_decentralized_grouped, "decentralized-grouped N=10 K=3 gf65536") {
+  same_bytes(compiled(dec_spec(10, 3, 1, false, Field::gf65536()), "decentralized-grouped"),
+             19, "decentralized-grouped", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: decentralized-grid in 4 blocks with rows streamed by circulant-broadcast", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_decentralized_grid_blocks,
+                "decentralized-grid in 4 blocks with rows streamed by circulant-broadcast") {
   Spec s = dec_spec(12, 3, 1, true, Field::gf256());
   s.blocks = 4;
   pipeline::CompileOptions opt;
@@ -357,47 +343,50 @@ TEST_CASE("emit-cpp same bytes: decentralized-grid in 4 blocks with rows streame
   opt.cost_model = passes::CostModel{1.0, 1.0, 1000};  // bandwidth-bound: the rows stream
   const ir::Plan plan = pipeline::compile(s, opt).plan;
   REQUIRE_THAT(plan.spec.algorithm, Catch::Contains("circulant-broadcast"));
-  same_bytes(plan, 13, "decentralized-grid-blocks");
+  same_bytes(plan, 13, "decentralized-grid-blocks", paths);
   Spec e = make_encode_spec(6, 2, 1, Field::gf256(), matrix_random(6, 3, Field::gf256()));
   e.blocks = 3;  // a widened encode
-  same_bytes(compiled(e, "prepare-shoot"), 7, "encode-widened");
+  same_bytes(compiled(e, "prepare-shoot"), 7, "encode-widened", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: decentralized-padded N=6 K=4 systematic gf256", "[emit][diff]") {
-  same_bytes(compiled(dec_spec(6, 4, 2, true, Field::gf256()), "decentralized-padded"), 21, "decentralized-padded");
+SAME_BYTES_CASE(same_bytes_decentralized_padded, "decentralized-padded N=6 K=4 systematic gf256") {
+  same_bytes(compiled(dec_spec(6, 4, 2, true, Field::gf256()), "decentralized-padded"),
+             21, "decentralized-padded", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: decentralized-naive N=8 K=3 p=2 prime:2^31-1", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_decentralized_naive, "decentralized-naive N=8 K=3 p=2 prime:2^31-1") {
   same_bytes(compiled(dec_spec(8, 3, 2, true, Field::prime(2147483647)), "decentralized-naive"), 9,
-             "decentralized-naive");
+             "decentralized-naive", paths);
 }
 
 // Structured matrices: K = 8 over GF(257) (8 | 256), radix 2.
-TEST_CASE("emit-cpp same bytes: dft and inverse-dft K=8 P=2 prime:257", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_dft, "dft and inverse-dft K=8 P=2 prime:257") {
   const Field f = Field::prime(257);
-  same_bytes(compiled(make_encode_spec(8, 1, 1, f, matrix_dft(8, 2, f)), "dft"), 15, "dft");
-  same_bytes(compiled(make_encode_spec(8, 1, 1, f, matrix_dft(8, 2, f, true)), "inverse-dft"), 15, "inverse-dft");
+  same_bytes(compiled(make_encode_spec(8, 1, 1, f, matrix_dft(8, 2, f)), "dft"), 15, "dft", paths);
+  same_bytes(compiled(make_encode_spec(8, 1, 1, f, matrix_dft(8, 2, f, true)), "inverse-dft"),
+             15, "inverse-dft", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: draw-loose and inverse-draw-loose K=6 P=2 p=2 prime:7681", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_draw_loose, "draw-loose and inverse-draw-loose K=6 P=2 p=2 prime:7681") {
   const Field f = Field::prime(7681);
-  same_bytes(compiled(make_encode_spec(6, 2, 1, f, matrix_draw_loose(6, 2, {}, f)), "draw-loose"), 12, "draw-loose");
+  same_bytes(compiled(make_encode_spec(6, 2, 1, f, matrix_draw_loose(6, 2, {}, f)), "draw-loose"),
+             12, "draw-loose", paths);
   same_bytes(compiled(make_encode_spec(6, 2, 1, f, matrix_draw_loose(6, 2, {}, f, true)), "inverse-draw-loose"), 12,
-             "inverse-draw-loose");
+             "inverse-draw-loose", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: searched K=13 p=2 gf256 (a schedule from the search table)", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_searched, "searched K=13 p=2 gf256 (a schedule from the search table)") {
   const Field f = Field::gf256();
-  same_bytes(compiled(make_encode_spec(13, 2, 1, f, matrix_random(13, 3, f)), "searched"), 12, "searched");
+  same_bytes(compiled(make_encode_spec(13, 2, 1, f, matrix_random(13, 3, f)), "searched"), 12, "searched", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: lagrange K=5 P=5 gf256", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_lagrange, "lagrange K=5 P=5 gf256") {
   const Field f = Field::gf256();
   const auto [a, b] = two_point_sets(f, 5, 5);
-  same_bytes(compiled(make_encode_spec(5, 1, 1, f, matrix_lagrange(a, b, f)), "lagrange"), 14, "lagrange");
+  same_bytes(compiled(make_encode_spec(5, 1, 1, f, matrix_lagrange(a, b, f)), "lagrange"), 14, "lagrange", paths);
 }
 
-TEST_CASE("emit-cpp same bytes: cauchy and rs-systematic matrices K=8 p=2 prime:257", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_cauchy, "cauchy and rs-systematic matrices K=8 p=2 prime:257") {
   const Field f = Field::prime(257);
   const auto [a, b] = two_point_sets(f, 8, 2);
   std::vector<Elem> c(8), d(8);
@@ -406,32 +395,32 @@ TEST_CASE("emit-cpp same bytes: cauchy and rs-systematic matrices K=8 p=2 prime:
     d[i] = 100 + 7 * i;
   }
   same_bytes(compiled(make_encode_spec(8, 2, 1, f, matrix_four_lists("cauchy", {a, b, c, d}, f)), "cauchy"), 10,
-             "cauchy");
+             "cauchy", paths);
   same_bytes(compiled(make_encode_spec(8, 2, 1, f, matrix_four_lists("rs-systematic", {a, b, c, d}, f)), "cauchy"), 10,
-             "cauchy-rs");
+             "cauchy-rs", paths);
 }
 
 // Circulant schedules: p = 1, lambda = 1.
-TEST_CASE("emit-cpp same bytes: circulant-broadcast, -allgather, -allreduce, -reduce", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_circulant, "circulant-broadcast, -allgather, -allreduce, -reduce") {
   same_bytes_blocks({{"circulant-broadcast", OpKind::Broadcast, 7, 1, 1, Field::gf256(), 4, 3, 18},
                      {"circulant-allgather", OpKind::Allgather, 6, 1, 1, Field::gf65536(), 2, 0, 11},
                      {"circulant-allreduce", OpKind::Allreduce, 7, 1, 1, Field::prime(65537), 3, 0, 16},
-                     {"circulant-reduce", OpKind::Reduce, 6, 1, 1, Field::prime(2147483647), 3, 5, 7}});
+                     {"circulant-reduce", OpKind::Reduce, 6, 1, 1, Field::prime(2147483647), 3, 5, 7}}, paths);
 }
 
-TEST_CASE("emit-cpp same bytes: circulant-allgatherv K=5 counts 2,0,3,1,0 blocks=2 gf256", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_circulant_allgatherv, "circulant-allgatherv K=5 counts 2,0,3,1,0 blocks=2 gf256") {
   Spec s = block_spec(OpKind::Allgatherv, 5, 1, 1, Field::gf256(), 2, 0);
   s.counts = {2, 0, 3, 1, 0};
-  same_bytes(compiled(s, "circulant-allgatherv"), 9, "circulant-allgatherv");
+  same_bytes(compiled(s, "circulant-allgatherv"), 9, "circulant-allgatherv", paths);
 }
 
 // The p-port collectives: reduce-scatter, allgather, both allreduces.
-TEST_CASE("emit-cpp same bytes: dissemination and reduce-scatter generators", "[emit][diff]") {
+SAME_BYTES_CASE(same_bytes_dissemination, "dissemination and reduce-scatter generators") {
   same_bytes_blocks({{"dissemination-allgather", OpKind::Allgather, 7, 3, 2, Field::gf256(), 2, 0, 13},
                      {"dissemination-reduce-scatter", OpKind::ReduceScatter, 6, 2, 1, Field::gf65536(), 2, 0, 9},
                      {"circulant-reduce-scatter", OpKind::ReduceScatter, 5, 1, 1, Field::prime(65537), 1, 0, 11},
                      {"dissemination-allreduce", OpKind::Allreduce, 9, 2, 1, Field::prime(2147483647), 2, 0, 7},
-                     {"reduce-scatter-allgather", OpKind::Allreduce, 6, 1, 1, Field::gf256(), 9, 0, 17}});
+                     {"reduce-scatter-allgather", OpKind::Allreduce, 6, 1, 1, Field::gf256(), 9, 0, 17}}, paths);
 }
 
 TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[emit]") {
@@ -451,7 +440,7 @@ TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[
   }
 }
 
-TEST_CASE("emit-cpp same bytes, grid: every family over fields, K, p, lambda", "[.slow][slow][emit][diff]") {
+TEST_CASE("emit-cpp same bytes, grid: every family over fields, K, p, lambda", "[.slow][emit][diff]") {
   const std::vector<std::pair<Field, std::string>> fields = {
       {Field::gf256(), "gf256"}, {Field::gf65536(), "gf65536"}, {Field::prime(65537), "p65537"}, {Field::prime(2147483647), "p31"}};
   int n = 0;
@@ -478,7 +467,7 @@ TEST_CASE("emit-cpp same bytes, grid: every family over fields, K, p, lambda", "
       }
 }
 
-TEST_CASE("emit-cpp same bytes, grid: trees, decentralized, structured matrices, circulant", "[.slow][slow][emit][diff]") {
+TEST_CASE("emit-cpp same bytes, grid: trees, decentralized, structured matrices, circulant", "[.slow][emit][diff]") {
   const std::vector<Field> fields = {Field::gf256(), Field::gf65536(), Field::prime(65537), Field::prime(2147483647)};
   int n = 0;
   for (uint32_t K : {3u, 9u})
@@ -545,43 +534,6 @@ TEST_CASE("emit-cpp same bytes, grid: trees, decentralized, structured matrices,
     v.counts[0] = 1;
     same_bytes(compiled(v, "circulant-allgatherv"), len, fmt::format("agv-K{}", K));
   }
-}
-
-TEST_CASE("emit-cpp CLI: one rank, self-contained directory, compiles alone, bad input named", "[emit][cli]") {
-  const auto d = scratch("cli");
-  const std::string plan = (d / "p.cplan").string(), out = (d / "out").string();
-  const std::string cl = COLLPLAN_CLI;
-  REQUIRE(run_cmd(cl + " compile --K 9 --p 2 --field gf65536 -q -o " + plan).status == 0);
-  auto r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --rank 5 --name dev --copy-runtime");
-  INFO(r.output);
-  REQUIRE(r.status == 0);
-  CHECK(r.output.find("wrote 5 files") != std::string::npos);  // header, rank 5, the three runtime files
-  REQUIRE(fs::exists(d / "out" / "dev_rank5.cpp"));
-  CHECK_FALSE(fs::exists(d / "out" / "dev_rank4.cpp"));
-  const std::string cmd = cxx() + " -O2 -I" + out + " -c " + (d / "out" / "dev_rank5.cpp").string() + " -o " + (d / "r5.o").string();
-  r = run_cmd(cmd);
-  INFO(cmd << "\n" << r.output);
-  CHECK(r.status == 0);
-  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --rank 9");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("rank 9 does not exist (valid: 0..8)") != std::string::npos);
-  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --ranks 1,3-x");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("'3-x' is not a rank or a range A-B of ranks (valid ranks: 0..8)") != std::string::npos);
-  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --ranks 5-2");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("range '5-2' runs backwards") != std::string::npos);
-  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --ranks 2,0-3");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("names rank 2 twice") != std::string::npos);
-  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --ranks 0,2,4-5 --name sub");
-  INFO(r.output);
-  CHECK(r.status == 0);
-  for (int k : {0, 2, 4, 5}) CHECK(fs::exists(d / "out" / ("sub_rank" + std::to_string(k) + ".cpp")));
-  CHECK_FALSE(fs::exists(d / "out" / "sub_rank3.cpp"));
-  r = run_cmd(cl + " emit-cpp " + plan + " -o " + out + " --name a-b");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("'a-b' is not a C++ identifier") != std::string::npos);
 }
 
 // ---- kernel paths, the kernel hook, small targets ----------------------------
@@ -652,7 +604,8 @@ TEST_CASE("emit-cpp: the kernel hook routes combinations through ISA-L, same byt
   }
 }
 
-TEST_CASE("emit-cpp: one rank builds without the C++ library, exceptions or RTTI; Cortex-M4 text size", "[emit]") {
+TEST_CASE("emit-cpp: one rank builds without the C++ library, exceptions or RTTI, and its Cortex-M4 text size",
+          "[emit]") {
   const auto d = scratch("freestanding");
   const ir::Plan plan =
       compiled(make_encode_spec(16, 2, 1, Field::gf256(), matrix_random(16, 5, Field::gf256())), "prepare-shoot");

@@ -21,6 +21,7 @@
 #include "matrix/matrix.h"
 #include "matrix/postcondition.h"
 #include "runtime/transport/threads.h"
+#include "test_util.h"
 
 namespace emit_test {
 
@@ -36,22 +37,8 @@ inline std::string cxx() {
 
 inline std::string src(const std::string& rel) { return std::string(COLLPLAN_SOURCE_DIR) + "/" + rel; }
 
-// A fresh directory under this process's scratch root, which is removed
-// when the process exits.
-inline fs::path scratch(const std::string& name) {
-  struct Root {
-    fs::path path = fs::temp_directory_path() / ("collplan-emit-" + std::to_string(::getpid()));
-    ~Root() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static const Root root;
-  auto d = root.path / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+// A fresh folder for one emitted plan (test_util.h's scratch_dir).
+inline fs::path scratch(const std::string& name) { return collplan::test::scratch_dir("emit-" + name); }
 
 // Every rank's inputs, rank-major then input order, len elements each.
 inline std::vector<unsigned char> random_inputs(const collplan::ir::Plan& plan, size_t len, uint64_t seed) {
@@ -162,14 +149,11 @@ inline std::vector<KernelPath> kernel_paths(bool all) {
   return p;
 }
 
-// The paths the same-bytes tests build for: the plain build, or, with
-// COLLPLAN_ALL_KERNEL_PATHS=1 in the environment (the slow tier's run of the
-// [diff] cases), every other path this machine can run.
-inline std::vector<KernelPath> diff_paths() {
-  const char* e = std::getenv("COLLPLAN_ALL_KERNEL_PATHS");
-  if (!(e && std::string(e) == "1")) return kernel_paths(false);
+// The paths the slow tier builds the same-bytes cases for: every path this
+// machine runs except the plain build, which the quick tier builds.
+inline std::vector<KernelPath> other_kernel_paths() {
   auto p = kernel_paths(true);
-  p.erase(p.begin());  // the plain build: the quick tier runs it
+  p.erase(p.begin());  // the plain build
   if (const auto neon = neon_path()) p.push_back(*neon);
   return p;
 }

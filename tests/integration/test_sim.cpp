@@ -12,6 +12,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/sim/sim_replay.h"
 #include "support/error.h"
+#include "test_util.h"
 
 using namespace collplan;
 
@@ -25,7 +26,7 @@ ir::Plan broadcast_plan(uint32_t K, uint32_t p, uint32_t lambda) {
   s.lambda = lambda;
   s.field = Field::gf256();
   s.root = 0;
-  return pipeline::compile(s, pipeline::CompileOptions{}).plan;
+  return test::compiled(s);
 }
 
 // Relative tolerance: SimGrid's clock is a double and its solver works to

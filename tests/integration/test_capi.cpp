@@ -17,24 +17,23 @@
 #include "collplan.h"
 #include "collplan_tcp.h"
 #include "ir/binary.h"
+#include "loopback_peers.h"
 #include "matrix/matrix.h"
 #include "pipeline/pipeline.h"
 #include "runtime/check/replay.h"
 #include "runtime/transport/tcp.h"
 #include "runtime/transport/threads.h"
+#include "test_util.h"
 
 using namespace collplan;
+using test::compiled;
+using test::loopback_peers;
+using test::random_encode_spec;
 
 namespace {
 
-ir::Plan compile(const Spec& s, const std::string& algorithm) {
-  pipeline::CompileOptions opt;
-  opt.algorithm = algorithm;
-  return pipeline::compile(s, opt).plan;
-}
-
 ir::Plan encode_plan(uint32_t K, uint32_t p, const Field& f, uint64_t seed) {
-  return compile(make_encode_spec(K, p, 1, f, matrix_random(K, seed, f)), "prepare-shoot");
+  return compiled(random_encode_spec(K, p, f, seed), "prepare-shoot");
 }
 
 ir::Plan block_plan(OpKind op, uint32_t K, uint32_t p, uint32_t n, const Field& f, const std::string& algorithm,
@@ -46,7 +45,7 @@ ir::Plan block_plan(OpKind op, uint32_t K, uint32_t p, uint32_t n, const Field& 
   s.blocks = n;
   s.field = f;
   s.counts = std::move(counts);
-  return compile(s, algorithm);
+  return compiled(s, algorithm);
 }
 
 struct Named {
@@ -114,23 +113,6 @@ std::vector<std::vector<unsigned char>> engine_outputs(const ir::Plan& plan, siz
 
 std::string last_error() { return collplan_last_error(); }
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_capi_" + name)).string();
-}
-
-// "127.0.0.1:a,127.0.0.1:b,...": ports the system handed out a moment ago
-// (listened on, then closed; the transport binds them again).
-std::string loopback_peers(uint32_t K) {
-  std::string s;
-  for (uint32_t r = 0; r < K; ++r) {
-    uint16_t port = 0;
-    const int fd = rt::tcp_listen("127.0.0.1:0", &port);
-    ::close(fd);
-    s += (r ? "," : "") + std::string("127.0.0.1:") + std::to_string(port);
-  }
-  return s;
-}
-
 struct TcpRank {
   int status = -1;
   std::string error;
@@ -190,7 +172,8 @@ TEST_CASE("capi: a plan opened from bytes or a file answers what callers size bu
     CHECK(std::string(digest) == ir::plan_digest(plan).hex());
 
     // The same plan from a file.
-    const std::string path = temp_path("plan.cplan");
+    const test::TempFile file("plan.cplan");
+    const std::string& path = file.path;
     ir::write_binary(plan, path);
     collplan_plan* f = nullptr;
     REQUIRE(collplan_open_file(path.c_str(), &f) == COLLPLAN_OK);
@@ -198,7 +181,6 @@ TEST_CASE("capi: a plan opened from bytes or a file answers what callers size bu
     REQUIRE(collplan_digest(f, d2) == COLLPLAN_OK);
     CHECK(std::string(d2) == std::string(digest));
     collplan_close(f);
-    std::filesystem::remove(path);
   }
   CHECK(std::string(collplan_status_name(COLLPLAN_ERR_PLAN)) == "bad plan");
   CHECK(std::string(collplan_status_name(42)) == "unknown status");
@@ -306,7 +288,8 @@ TEST_CASE("capi: plans that cannot be read are refused with a code and a message
   const std::vector<uint8_t> good = ir::encode_binary(plan);
   collplan_plan* h = reinterpret_cast<collplan_plan*>(&h);  // must be reset to NULL on failure
 
-  const std::string missing = temp_path("no-such-plan.cplan");
+  const test::TempFile missing_file("no-such-plan.cplan");
+  const std::string& missing = missing_file.path;
   CHECK(collplan_open_file(missing.c_str(), &h) == COLLPLAN_ERR_IO);
   CHECK(h == nullptr);
   CHECK_THAT(last_error(), Catch::Contains(missing) && Catch::Contains("cannot open"));
@@ -318,7 +301,8 @@ TEST_CASE("capi: plans that cannot be read are refused with a code and a message
   CHECK(h == nullptr);
   CHECK_THAT(last_error(), Catch::StartsWith("collplan_open_bytes: "));
   // The same damage from a file names the file.
-  const std::string path = temp_path("damaged.cplan");
+  const test::TempFile damaged("damaged.cplan");
+  const std::string& path = damaged.path;
   {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     REQUIRE(f);
@@ -327,7 +311,6 @@ TEST_CASE("capi: plans that cannot be read are refused with a code and a message
   }
   CHECK(collplan_open_file(path.c_str(), &h) == COLLPLAN_ERR_PLAN);
   CHECK_THAT(last_error(), Catch::Contains(path));
-  std::filesystem::remove(path);
   // Truncated, not a plan at all, empty.
   CHECK(collplan_open_bytes(good.data(), good.size() - 3, &h) == COLLPLAN_ERR_PLAN);
   const char junk[] = "this is not a plan file at all";

@@ -1,10 +1,7 @@
 // Replay traces (runtime/trace.h): the decorator's events on the threads
-// transport (counts, bytes, steps, tiling), the Chrome trace JSON's shape,
-// and `collplan run --trace` over TCP (rank 0 gathers every rank's events).
+// transport (counts, bytes, steps, tiling) and the Chrome trace JSON's shape.
+// `collplan run --trace` over TCP: tests/cli/test_cli_tcp.cpp.
 #include <catch2/catch.hpp>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -12,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -21,17 +17,15 @@
 #include "runtime/check/replay.h"
 #include "runtime/trace.h"
 #include "runtime/transport/tcp.h"
+#include "test_util.h"
+#include "trace_check.h"
 
 using namespace collplan;
-namespace fs = std::filesystem;
 
 namespace {
 
 ir::Plan encode_plan(uint32_t K, uint32_t p, uint32_t lambda, const char* algorithm) {
-  const Field f = Field::gf256();
-  pipeline::CompileOptions opt;
-  opt.algorithm = algorithm;
-  return pipeline::compile(make_encode_spec(K, p, lambda, f, matrix_random(K, 3, f)), opt).plan;
+  return test::compiled(test::random_encode_spec(K, p, Field::gf256(), 3, lambda), algorithm);
 }
 
 struct Traced {
@@ -49,30 +43,6 @@ Traced traced_replay(const ir::Plan& plan, size_t len, size_t reps) {
   };
   t.rep = rt::replay_and_compare(plan, len, 1, reps, opt);
   return t;
-}
-
-// The checks a Chrome trace viewer relies on; returns the distinct pids.
-std::set<uint32_t> check_chrome_trace(const nlohmann::json& j) {
-  REQUIRE(j.is_object());
-  REQUIRE(j.contains("traceEvents"));
-  REQUIRE(j["traceEvents"].is_array());
-  std::set<uint32_t> pids;
-  for (const auto& e : j["traceEvents"]) {
-    REQUIRE(e.contains("ph"));
-    REQUIRE(e.contains("pid"));
-    REQUIRE(e.contains("tid"));
-    REQUIRE(e.contains("name"));
-    REQUIRE(e["name"].is_string());
-    if (e["ph"] == "M") continue;
-    REQUIRE(e["ph"] == "X");
-    REQUIRE(e["ts"].is_number());
-    REQUIRE(e["dur"].is_number());
-    CHECK(e["ts"].get<double>() >= 0);
-    CHECK(e["dur"].get<double>() >= 0);
-    CHECK(e["pid"] == e["tid"]);
-    pids.insert(e["pid"].get<uint32_t>());
-  }
-  return pids;
 }
 
 }  // namespace
@@ -132,58 +102,16 @@ TEST_CASE("trace: the Chrome trace JSON has one track per rank and non-negative 
   std::vector<rt::TraceEvent> all;
   for (const auto& tr : t.tracers) all.insert(all.end(), tr->events().begin(), tr->events().end());
   const nlohmann::json j = rt::trace_json(all, {{"digest", "x"}});
-  CHECK(check_chrome_trace(j).size() == 9);
+  CHECK(test::check_chrome_trace(j).size() == 9);
   CHECK(j["otherData"]["digest"] == "x");
   std::set<std::string> names;
   for (const auto& e : j["traceEvents"]) names.insert(e["name"].get<std::string>());
   for (const char* n : {"run", "step 1", "step 2", "post_send", "post_recv", "wait", "combine", "process_name"})
     CHECK(names.count(n) == 1);
   // Written to a file, it parses back to the same events.
-  const fs::path f = fs::temp_directory_path() / ("collplan-trace-" + std::to_string(::getpid()) + ".json");
-  rt::write_trace(f.string(), all, {{"digest", "x"}});
-  std::ifstream in(f);
+  const test::TempFile f("trace.json");
+  rt::write_trace(f.path, all, {{"digest", "x"}});
+  std::ifstream in(f.path);
   const nlohmann::json back = nlohmann::json::parse(in);
   CHECK(back["traceEvents"] == j["traceEvents"]);
-  fs::remove(f);
-}
-
-TEST_CASE("cli trace: run --trace over TCP writes one trace of every rank, from rank 0", "[cli][tcp][trace]") {
-  const fs::path dir = fs::temp_directory_path() / ("collplan-trace-tcp-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string plan = (dir / "enc.cplan").string();
-  REQUIRE(std::system((std::string(COLLPLAN_CLI) + " compile --op encode --K 4 --p 2 -o " + plan + " > /dev/null 2>&1")
-                          .c_str()) == 0);
-  std::string peers;
-  std::vector<int> fds;
-  for (int r = 0; r < 4; ++r) {
-    uint16_t port = 0;
-    fds.push_back(rt::tcp_listen("127.0.0.1:0", &port));
-    peers += (r ? "," : "") + std::string("127.0.0.1:") + std::to_string(port);
-  }
-  for (int fd : fds) ::close(fd);
-  std::string script;
-  for (int r = 0; r < 4; ++r)
-    script += "( " + std::string(COLLPLAN_CLI) + " run " + plan + " --transport tcp --peers " + peers + " --rank " +
-              std::to_string(r) + " --len 50 --reps 2 --trace " + (dir / ("t" + std::to_string(r) + ".json")).string() +
-              " > " + (dir / ("out" + std::to_string(r))).string() + " 2>&1; echo $? > " +
-              (dir / ("rc" + std::to_string(r))).string() + " ) &\n";
-  script += "wait\n";
-  std::ofstream(dir / "run.sh") << script;
-  REQUIRE(std::system(("sh " + (dir / "run.sh").string()).c_str()) == 0);
-  for (int r = 0; r < 4; ++r) {
-    std::ifstream rc(dir / ("rc" + std::to_string(r)));
-    int code = -1;
-    rc >> code;
-    std::stringstream out;
-    out << std::ifstream(dir / ("out" + std::to_string(r))).rdbuf();
-    INFO("rank " << r << ": " << out.str());
-    CHECK(code == 0);
-    // Only rank 0 writes the trace.
-    CHECK(fs::exists(dir / ("t" + std::to_string(r) + ".json")) == (r == 0));
-  }
-  std::ifstream in(dir / "t0.json");
-  const nlohmann::json j = nlohmann::json::parse(in);
-  CHECK(check_chrome_trace(j).size() == 4);
-  CHECK(j["otherData"]["transport"] == "tcp");
-  fs::remove_all(dir);
 }

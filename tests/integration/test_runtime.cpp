@@ -623,7 +623,7 @@ TEST_CASE("runtime: prepare-and-shoot replay equals the direct computation", "[r
       }
 }
 
-TEST_CASE("runtime: prepare-and-shoot replay under postal latency, full grid", "[runtime][slow][.slow]") {
+TEST_CASE("runtime: prepare-and-shoot replay under postal latency, full grid", "[runtime][.slow]") {
   uint64_t seed = 1000;
   for (const Field& f : runtime_fields())
     for (uint32_t K : {2u, 3u, 4u, 5u, 8u, 9u, 16u, 27u, 33u})

@@ -1,4 +1,4 @@
-// The Catch2 test runner for every file in tests/unit/.
+// The Catch2 test runner: main() for every test source under tests/.
 #define CATCH_CONFIG_MAIN
 // Catch2's runner instantiates std::regex; with the sanitizers on, GCC 12
 // reports a false -Wmaybe-uninitialized inside libstdc++'s std::function.

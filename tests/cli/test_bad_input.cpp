@@ -5,8 +5,6 @@
 // the JSON outputs (--format json), parsed and checked field by field.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -17,38 +15,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shell_support.h"
+#include "cli_runner.h"
 #include "ir/binary.h"
+#include "test_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Run {
-  int status;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-fs::path scratch() {
-  auto d = fs::temp_directory_path() / ("collplan-bad-input-" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
-
-// stdout and stderr apart: the prefix is asserted on stderr alone.
-Run run_cli(const std::string& args, const fs::path& dir) {
-  const fs::path err = dir / "stderr.txt";
-  const std::string cmd = std::string(COLLPLAN_CLI) + " " + args + " 2>" + err.string();
-  const auto r = collplan::test::run_shell(cmd);
-  return {r.status, r.output, slurp(err)};
-}
+using collplan::test::CommandResult;
+using collplan::test::read_file;
+using collplan::test::run_collplan;
+using collplan::test::scratch_dir;
+using collplan::test::write_file;
 
 // Replaces the first `key` value (a number) in a JSON plan's text.
 std::string set_first_number(std::string text, const std::string& key, const std::string& value) {
@@ -60,10 +38,6 @@ std::string set_first_number(std::string text, const std::string& key, const std
 }
 
 struct Fixtures {
-  ~Fixtures() {
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);  // at exit: the scratch files of every case
-  }
   fs::path dir;
   std::string plan, json, truncated, bad_magic, bad_version, flipped, empty, text, bad_port, bad_sent_at, bad_to,
       algebra, bad_port_bin;
@@ -72,43 +46,43 @@ struct Fixtures {
 const Fixtures& fixtures() {
   static const Fixtures fx = [] {
     Fixtures f;
-    f.dir = scratch();
+    f.dir = scratch_dir("bad-input");
     auto p = [&](const char* name) { return (f.dir / name).string(); };
     f.plan = p("a.cplan");
     f.json = p("a.json");
-    REQUIRE(run_cli("compile --op encode --K 4 --p 2 --field gf256 -q -o " + f.plan + " --json " + f.json, f.dir)
+    REQUIRE(run_collplan("compile --op encode --K 4 --p 2 --field gf256 -q -o " + f.plan + " --json " + f.json)
                 .status == 0);
-    const std::string bin = slurp(f.plan), js = slurp(f.json);
+    const std::string bin = read_file(f.plan), js = read_file(f.json);
     REQUIRE(bin.size() > 120);
     f.truncated = p("truncated.cplan");
-    spit(f.truncated, bin.substr(0, bin.size() / 2));
+    write_file(f.truncated, bin.substr(0, bin.size() / 2));
     f.bad_magic = p("magic.cplan");
     std::string m = bin;
     m[1] ^= 0x20;
-    spit(f.bad_magic, m);
+    write_file(f.bad_magic, m);
     f.bad_version = p("version.cplan");
     std::string v = bin;
     v[8] = 99;  // the u32 after the 8-byte magic (docs/plan-format.md)
-    spit(f.bad_version, v);
+    write_file(f.bad_version, v);
     f.flipped = p("flipped.cplan");
     std::string x = bin;
     x[x.size() - 3] ^= 0x5A;  // inside the last rank's blob
-    spit(f.flipped, x);
+    write_file(f.flipped, x);
     f.empty = p("empty.cplan");
-    spit(f.empty, "");
+    write_file(f.empty, "");
     f.text = p("notes.txt");
-    spit(f.text, "this is not a plan\n");
+    write_file(f.text, "this is not a plan\n");
     f.bad_port = p("port.json");
-    spit(f.bad_port, set_first_number(js, "port", "7"));  // p = 2
+    write_file(f.bad_port, set_first_number(js, "port", "7"));  // p = 2
     f.bad_sent_at = p("sent_at.json");
-    spit(f.bad_sent_at, set_first_number(js, "sent_at", "99"));
+    write_file(f.bad_sent_at, set_first_number(js, "sent_at", "99"));
     f.bad_to = p("to.json");
     {
       std::string t = js;
       const auto at = t.find("\"to\":");
       const auto digit = t.find_first_of("0123456789", at);
       t[digit] = t[digit] == '2' ? '3' : '2';  // the message goes to another rank
-      spit(f.bad_to, t);
+      write_file(f.bad_to, t);
     }
     // Another matrix (seed 2, no digest to contradict it) for the same
     // schedule: readable, structurally right, algebraically wrong.
@@ -118,7 +92,7 @@ const Fixtures& fixtures() {
       const auto d0 = a.find(",\"digest\":\"");
       REQUIRE(d0 != std::string::npos);
       a.erase(d0, a.find('"', d0 + 11) + 1 - d0);
-      spit(f.algebra, a);
+      write_file(f.algebra, a);
     }
     // A binary plan whose hashes are right but whose first send uses a port
     // that does not exist: the file is intact, the plan is wrong.
@@ -226,7 +200,7 @@ TEST_CASE("bad input: every row exits 1 or 2 with the message and the one error 
   REQUIRE(rows.size() >= 40);
   for (const Row& row : rows) {
     INFO("collplan " << row.args);
-    const Run r = run_cli(row.args, f.dir);
+    const CommandResult r = run_collplan(row.args);
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);
     CHECK(r.status == row.status);
@@ -254,7 +228,7 @@ TEST_CASE("bad input: check --format json gives a verdict object on every outcom
                                          {f.text, 2, false, "input"}}) {
     for (const char* flag : {" --format json", " --json"}) {
       INFO("check " << c.file << flag);
-      const Run r = run_cli("check " + c.file + flag, f.dir);
+      const CommandResult r = run_collplan("check " + c.file + flag);
       INFO(r.out << r.err);
       CHECK(r.status == c.status);
       const auto j = nlohmann::json::parse(r.out);
@@ -273,8 +247,8 @@ TEST_CASE("bad input: check --format json gives a verdict object on every outcom
 
 TEST_CASE("cli: --format json of compile, --explain, list, bound, run and verify-circulant", "[cli][json]") {
   const Fixtures& f = fixtures();
-  Run r = run_cli("compile --op encode --K 16 --p 2 --seed 7 -q --format json -o " + (f.dir / "c.cplan").string(),
-                  f.dir);
+  CommandResult r =
+      run_collplan("compile --op encode --K 16 --p 2 --seed 7 -q --format json -o " + (f.dir / "c.cplan").string());
   REQUIRE(r.status == 0);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("ok") == true);
@@ -291,7 +265,7 @@ TEST_CASE("cli: --format json of compile, --explain, list, bound, run and verify
 
   // --explain: a systematic code has no estimate from the grouped
   // (non-systematic) generator: null, not 4294967295.
-  r = run_cli("compile --op decentralized-encode --N 24 --K 16 --explain -q --format json", f.dir);
+  r = run_collplan("compile --op decentralized-encode --N 24 --K 16 --explain -q --format json");
   REQUIRE(r.status == 0);
   j = nlohmann::json::parse(r.out);
   const auto& ex = j.at("explain");
@@ -306,12 +280,12 @@ TEST_CASE("cli: --format json of compile, --explain, list, bound, run and verify
   }
   CHECK(saw_null);
   CHECK(saw_number);
-  r = run_cli("compile --op decentralized-encode --N 24 --K 16 --explain -q", f.dir);
+  r = run_collplan("compile --op decentralized-encode --N 24 --K 16 --explain -q");
   REQUIRE(r.status == 0);
   CHECK(r.out.find("4294967295") == std::string::npos);
   CHECK(r.out.find("no cost estimate") != std::string::npos);
 
-  r = run_cli("list --format json", f.dir);
+  r = run_collplan("list --format json");
   REQUIRE(r.status == 0);
   j = nlohmann::json::parse(r.out);
   CHECK(j.at("generators").size() >= 20);
@@ -321,14 +295,14 @@ TEST_CASE("cli: --format json of compile, --explain, list, bound, run and verify
   CHECK(j.at("fields").at(0).at("name") == "gf256");
   CHECK(j.at("passes").at(0).contains("default"));
 
-  r = run_cli("bound --K 4096 --p 2 --format json", f.dir);
+  r = run_collplan("bound --K 4096 --p 2 --format json");
   REQUIRE(r.status == 0);
   j = nlohmann::json::parse(r.out);
   CHECK(j.at("K") == 4096);
   CHECK(j.at("encode_C1") == 8);  // ceil(log_3 4096)
   CHECK(j.at("prepare_shoot").at("C1") == 8);
 
-  r = run_cli("run " + f.plan + " --len 64 --reps 1 --format json", f.dir);
+  r = run_collplan("run " + f.plan + " --len 64 --reps 1 --format json");
   REQUIRE(r.status == 0);
   j = nlohmann::json::parse(r.out);
   CHECK(j.at("ok") == true);
@@ -338,7 +312,7 @@ TEST_CASE("cli: --format json of compile, --explain, list, bound, run and verify
   CHECK(j.at("mismatch").is_null());
   CHECK(j.at("time_median_s").get<double>() >= 0);
 
-  r = run_cli("verify-circulant --K 1000 --sample-ranks 5 --threads 1 --format json", f.dir);
+  r = run_collplan("verify-circulant --K 1000 --sample-ranks 5 --threads 1 --format json");
   REQUIRE(r.status == 0);
   j = nlohmann::json::parse(r.out);
   CHECK(j.at("mode") == "sample");
@@ -346,24 +320,23 @@ TEST_CASE("cli: --format json of compile, --explain, list, bound, run and verify
   CHECK(j.at("ranks_checked") == 5);
 
   // Errors of a JSON-printing command: the verdict object on stdout too.
-  r = run_cli("bound --K 1 --format json", f.dir);
+  r = run_collplan("bound --K 1 --format json");
   CHECK(r.status == 2);
   j = nlohmann::json::parse(r.out);
   CHECK(j.at("ok") == false);
   CHECK(j.at("kind") == "input");
 }
 
-TEST_CASE("cli: --help and --version exit 0; --help shows examples and the exit codes", "[cli]") {
-  const Fixtures& f = fixtures();
-  Run r = run_cli("--help", f.dir);
+TEST_CASE("cli: --help and --version exit 0, --help shows examples and the exit codes", "[cli]") {
+  CommandResult r = run_collplan("--help");
   CHECK(r.status == 0);
   CHECK(r.out.find("Exit status:") != std::string::npos);
   CHECK(r.out.find("Examples:") != std::string::npos);
-  r = run_cli("compile --help", f.dir);
+  r = run_collplan("compile --help");
   CHECK(r.status == 0);
   CHECK(r.out.find("--format") != std::string::npos);
   CHECK(r.out.find("Examples:") != std::string::npos);
-  r = run_cli("--version", f.dir);
+  r = run_collplan("--version");
   CHECK(r.status == 0);
   CHECK(r.out.find("collplan") != std::string::npos);
 }
