@@ -4,8 +4,6 @@
 //
 // Exit status: 0 success; 1 the plan is wrong (checker or replay mismatch);
 // 2 bad input (spec, file, flags); 3 internal error (a collplan bug).
-#include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -17,6 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/cli.h"
+#include "driver/cost_flags.h"
+#include "driver/names.h"
+#include "driver/report.h"
 #include "gen/postal_encode.h"
 #include "gen/prepare_shoot.h"
 #include "gen/searched.h"
@@ -332,111 +333,6 @@ int cmd_recode(const std::string& in, const SpecFlags& sf, const std::string& ou
   return 0;
 }
 
-// ---- conventions: errors, suggestions, help (docs/cli.md) ---------------------
-
-// Levenshtein distance, case-insensitive (`--k` is one edit from `--K`
-// and counts as none).
-size_t edit_distance(const std::string& a, const std::string& b) {
-  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-// The closest of `names` to `word` when it is close enough to be a typo
-// (at most a third of the word's length, at least 1 edit, or a prefix).
-std::string closest(const std::string& word, const std::vector<std::string>& names) {
-  std::string best;
-  size_t best_d = SIZE_MAX;
-  for (const auto& n : names) {
-    size_t d = edit_distance(word, n);
-    if (word.size() >= 3 && n.rfind(word, 0) == 0) d = std::min<size_t>(d, 1);  // a prefix: "comp" -> "compile"
-    if (d < best_d) best_d = d, best = n;
-  }
-  return best_d <= std::max<size_t>(1, word.size() / 3) ? best : std::string();
-}
-
-std::string did_you_mean(const std::string& word, const std::vector<std::string>& names) {
-  const std::string c = closest(word, names);
-  return c.empty() ? std::string() : fmt::format("; did you mean '{}'?", c);
-}
-
-// Before CLI11 parses: an unknown subcommand, or an unknown --option of the
-// chosen one, gets a suggestion (CLI11 itself says "A subcommand is
-// required" or "arguments were not expected"). UserError, exit status 2.
-void check_names(const CLI::App& app, int argc, char** argv) {
-  std::vector<std::string> commands;
-  for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(c->get_name());
-  int at = 1;
-  while (at < argc && argv[at][0] == '-') ++at;  // --help, --version before the command
-  if (at >= argc) return;
-  const std::string cmd = argv[at];
-  const CLI::App* sub = nullptr;
-  for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; }))
-    if (c->get_name() == cmd) sub = c;
-  if (!sub) {
-    std::string valid;
-    for (const auto& c : commands) valid += (valid.empty() ? "" : ", ") + c;
-    const std::string dym = did_you_mean(cmd, commands);
-    user_error("unknown command '{}'{}{}", cmd, dym,
-               dym.empty() ? fmt::format(" (commands: {}; see collplan --help)", valid) : std::string());
-  }
-  std::vector<std::string> options;
-  for (const CLI::Option* o : sub->get_options()) {
-    for (const auto& l : o->get_lnames()) options.push_back("--" + l);
-    for (const auto& sn : o->get_snames()) options.push_back("-" + sn);
-  }
-  for (int i = at + 1; i < argc; ++i) {
-    const std::string tok = argv[i];
-    if (tok == "--") break;
-    if (tok.size() < 3 || tok.rfind("--", 0) != 0) continue;
-    const std::string name = tok.substr(0, tok.find('='));
-    if (sub->get_option_no_throw(name) != nullptr) continue;
-    user_error("unknown option '{}' for 'collplan {}'{}", name, cmd,
-               did_you_mean(name, options).empty() ? fmt::format(" (see collplan {} --help)", cmd)
-                                                    : did_you_mean(name, options));
-  }
-}
-
-constexpr const char* kExitCodes =
-    "Exit status:\n"
-    "  0  success\n"
-    "  1  the plan is wrong: structure, algebra or operand order (any command that reads a plan), or a\n"
-    "     replay differs from the direct computation; the message starts \"collplan: error: plan rejected\"\n"
-    "  2  bad input: flags, spec, a size over a limit, an unreadable, truncated or damaged file\n"
-    "  3  internal error: a bug in collplan (never caused by bad input; please report it)\n"
-    "Errors go to stderr, one line starting \"collplan: error:\". With --format json a JSON object\n"
-    "{\"ok\": false, \"kind\": ..., \"error\": ..., \"exit_code\": ...} goes to stdout as well (docs/cli.md).";
-
-}  // namespace
-
-bool collplan::cli::g_json_errors = false;
-
-void collplan::cli::add_format_option(CLI::App* c, std::string& format) {
-  c->add_option("--format", format, "output: text, or json (one JSON object on stdout, docs/cli.md)")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-}
-
-namespace {
-
-// The one line an error prints on stderr, and (with --format json) the
-// verdict object on stdout. Returns the exit status.
-int report(int code, const std::string& kind, const std::string& message) {
-  std::cerr << "collplan: error: " << message << "\n";
-  if (g_json_errors) {
-    nlohmann::json j{{"ok", false}, {"kind", kind}, {"error", message}, {"exit_code", code}};
-    std::cout << j.dump(2) << "\n";
-  }
-  return code;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -467,12 +363,6 @@ int main(int argc, char** argv) {
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out;
   bool with_matrix = false, quiet = false, json = false;
   Costing costing;
-  auto add_costing = [&](CLI::App* c) {
-    c->add_option("--beta", costing.beta, "cost model: start-up time per step (modeled time C1*beta + C2*len*tau; auto choices use it)")
-        ->capture_default_str();
-    c->add_option("--tau", costing.tau, "cost model: time per element")->capture_default_str();
-    add_uint_option(c, "--cost-len", costing.len, "cost model: elements per vector (len)", "len >= 1 elements");
-  };
 
   auto* compile = app.add_subcommand("compile", "compile a spec into a verified plan (.cplan and/or JSON)");
   add_spec_flags(compile, sf);
@@ -495,7 +385,7 @@ int main(int argc, char** argv) {
                       "compile only this rank's program, without the other ranks' (circulant generators; K up to "
                       "2^31 for broadcast, reduce, allreduce), into a rank-local file (-o); its structure is checked, "
                       "the whole-plan postcondition is not");
-  add_costing(compile);
+  add_cost_model_options(compile, costing);
   std::string compile_format = "text";
   add_format_option(compile, compile_format);
   compile->footer("Examples:\n"
@@ -526,7 +416,7 @@ int main(int argc, char** argv) {
                 "2 the file is not a readable plan (kind input); 3 internal error.");
   bool field_only = false;
   check->add_flag("--field-only", field_only, "prefix plans: skip the operand-order check (plan used over the field only)");
-  add_costing(check);
+  add_cost_model_options(check, costing);
 
   std::optional<uint32_t> rank;
   auto* show = app.add_subcommand("show", "print a plan as text (all ranks, or one), or draw it (SVG, DOT, HTML "
