@@ -54,6 +54,14 @@ void add_extract_command(CLI::App& app, CommandList& cmds);
 void add_run_command(CLI::App& app, CommandList& cmds);  // `run`
 void add_verify_circulant_command(CLI::App& app, CommandList& cmds);  // cmd_verify_circulant.cpp
 void add_search_command(CLI::App& app, CommandList& cmds);             // cmd_search.cpp
+void add_compile_command(CLI::App& app, CommandList& cmds);            // cmd_compile.cpp
+void add_check_command(CLI::App& app, CommandList& cmds);              // cmd_check.cpp
+void add_show_command(CLI::App& app, CommandList& cmds);               // cmd_show.cpp
+void add_list_command(CLI::App& app, CommandList& cmds);               // cmd_list.cpp
+void add_bound_command(CLI::App& app, CommandList& cmds);              // cmd_bound.cpp
+void add_import_command(CLI::App& app, CommandList& cmds);             // cmd_import.cpp
+void add_export_command(CLI::App& app, CommandList& cmds);             // cmd_export.cpp
+void add_recode_command(CLI::App& app, CommandList& cmds);             // cmd_recode.cpp
 
 // `show`'s pictures (driver/cmd_show.cpp): --svg, --dot, --html, --trace,
 // --coefficients, --summary, --diagram, --ranks, --steps.

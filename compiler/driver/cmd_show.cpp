@@ -1,6 +1,7 @@
-// `collplan show` with pictures: --svg, --dot, --html, --summary (the text
-// form without them stays in main.cpp's cmd_show). What is drawn and why:
-// backend/render_svg.h, render_dot.h, render_html.h, docs/visualisation.md.
+// `collplan show PLAN`: the plan as text (all ranks, or one --rank, read
+// alone from a .cplan), or with picture flags drawn: --svg, --dot, --html,
+// --summary. What is drawn and why: backend/render_svg.h, render_dot.h,
+// render_html.h, docs/visualisation.md.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,8 @@
 #include "backend/render_html.h"
 #include "backend/render_svg.h"
 #include "driver/cli.h"
+#include "ir/binary.h"
+#include "ir/text.h"
 #include "passes/verify.h"
 #include "support/error.h"
 
@@ -35,6 +38,23 @@ nlohmann::json read_trace(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     user_error("--trace {}: not JSON ({})", path, e.what());
   }
+}
+
+int cmd_show(const std::string& path, std::optional<uint32_t> rank) {
+  if (!rank) rank = single_rank_of(path);  // a single-rank file shows its rank
+  if (rank && is_binary_file(path)) {
+    // One rank alone, as a device would load it (no K-program plan: a
+    // rank-local file's K may be 2^31).
+    ir::PlanHeader hdr;
+    const ir::Program prog = ir::read_rank(path, *rank, &hdr);
+    std::cout << ir::to_text(hdr.spec, hdr.num_steps, prog);
+    return 0;
+  }
+  const ir::Plan plan = load_plan(path);
+  if (rank && *rank >= plan.ranks.size())
+    user_error("--rank {} does not exist (valid: 0..{})", *rank, plan.ranks.size() - 1);
+  std::cout << ir::to_text(plan, rank);
+  return 0;
 }
 
 }  // namespace
@@ -102,6 +122,24 @@ int cmd_show_pictures(const std::string& path, std::optional<uint32_t> rank, con
   }
   if (!files) std::cout << backend::summary_text(view, ro);
   return 0;
+}
+
+void add_show_command(CLI::App& app, CommandList& cmds) {
+  struct ShowFlags {
+    std::string path;
+    std::optional<uint32_t> rank;
+    ShowPictureOptions pictures;
+  };
+  auto f = std::make_shared<ShowFlags>();
+  auto* show = app.add_subcommand("show", "print a plan as text (all ranks, or one), or draw it (SVG, DOT, HTML "
+                                          "explorer, summary)");
+  show->add_option("plan", f->path, "plan file (.cplan or .json)")->required();
+  show->add_option("--rank", f->rank, "only this rank (read alone from a .cplan)");
+  add_show_picture_options(show, f->pictures);
+  cmds.push_back({show, [f] {
+                    return f->pictures.any() ? cmd_show_pictures(f->path, f->rank, f->pictures)
+                                             : cmd_show(f->path, f->rank);
+                  }});
 }
 
 }  // namespace collplan::cli

@@ -5,7 +5,7 @@
 
 namespace collplan::cli {
 
-void add_cost_model_options(CLI::App* c, gen::CostModel& m) {
+void add_cost_model_options(CLI::App* c, passes::CostModel& m) {
   c->add_option("--beta", m.beta, "cost model: start-up time per step (modeled time C1*beta + C2*len*tau; auto choices use it)")
       ->capture_default_str();
   c->add_option("--tau", m.tau, "cost model: time per element")->capture_default_str();

@@ -10,6 +10,6 @@ namespace collplan::cli {
 
 // Adds --beta, --tau and --cost-len to `c`, writing into `m` (its values are
 // the defaults shown in --help).
-void add_cost_model_options(CLI::App* c, gen::CostModel& m);
+void add_cost_model_options(CLI::App* c, passes::CostModel& m);
 
 }  // namespace collplan::cli
