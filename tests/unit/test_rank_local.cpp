@@ -215,14 +215,18 @@ TEST_CASE("rank-local: a damaged rank-local file is refused", "[rank-local]") {
   const ir::RankPlan rp = circ_generator(OpKind::Broadcast).build_rank(circ_spec(OpKind::Broadcast, 9, 2), 3);
   const std::vector<uint8_t> good = ir::encode_rank_local(rp);
   TempFile f("damaged.cplan");
-  auto load = [&](std::vector<uint8_t> bytes) {
+  auto save = [&](const std::vector<uint8_t>& bytes) {
     FILE* out = std::fopen(f.path.c_str(), "wb");
     REQUIRE(out);
     std::fwrite(bytes.data(), 1, bytes.size(), out);
     std::fclose(out);
+  };
+  auto load = [&](const std::vector<uint8_t>& bytes) {
+    save(bytes);
     return user_error_of([&] { ir::read_rank(f.path, 3); });
   };
-  CHECK(load(good) == "(no UserError)");
+  save(good);
+  CHECK_NOTHROW(ir::read_rank(f.path, 3));
   std::vector<uint8_t> b = good;
   b.back() ^= 1;  // the blob: its hash in the index no longer matches
   CHECK_THAT(load(b), Catch::Contains("does not match its hash"));
