@@ -13,6 +13,7 @@
 #include "driver/cost_flags.h"
 #include "ir/binary.h"
 #include "passes/cost.h"
+#include "pipeline/pipeline.h"
 #include "passes/verify.h"
 #include "passes/verify_order.h"
 #include "support/error.h"
@@ -23,7 +24,7 @@ namespace collplan::cli {
 namespace {
 
 int cmd_check(const std::string& path, const std::string& mode, uint32_t trials, std::optional<uint64_t> seed, bool json,
-              bool field_only, const gen::CostModel& m) {
+              bool field_only, const passes::CostModel& m) {
   if (single_rank_of(path)) return check_single_rank(path, json);
   const ir::Plan plan = load_plan(path);
   passes::VerifyOptions vo;
@@ -50,7 +51,7 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   // operator) unless the user only needs it over the field.
   const bool order_checked = plan.spec.op == OpKind::Prefix && !field_only;
   if (order_checked) passes::verify_order(plan);
-  const auto c = passes::cost(plan);
+  const auto c = pipeline::plan_cost(plan);
   if (json) {
     nlohmann::json j;
     j["ok"] = true;
@@ -77,7 +78,7 @@ struct CheckFlags {
   std::optional<uint64_t> seed;
   bool json = false, field_only = false;
   std::string format = "text";
-  gen::CostModel costing;
+  passes::CostModel costing;
 };
 
 }  // namespace

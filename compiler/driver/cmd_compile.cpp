@@ -12,11 +12,11 @@
 #include "driver/cli.h"
 #include "driver/cost_flags.h"
 #include "ir/binary.h"
-#include "ir/json.h"
+#include "json/json.h"
 #include "matrix/matrix.h"
 #include "matrix/structured.h"
 #include "passes/cost.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "support/error.h"
 
 namespace collplan::cli {
@@ -73,20 +73,20 @@ nlohmann::json plan_summary_json(const Spec& spec, const ir::Plan& plan) {
 
 int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
                 const std::string& json_out, bool with_matrix, bool quiet, bool explain, const std::string& gen_out,
-                const gen::CostModel& given, bool as_json) {
+                const passes::CostModel& given, bool as_json) {
   Spec spec = build_spec(sf);
-  gen::CostModel m = given;
+  passes::CostModel m = given;
   const std::string blocks_note = sf.blocks_auto ? resolve_auto_blocks(spec, m) : std::string();
   nlohmann::json j;
   if (explain) {
     if (as_json) j["explain"] = explain_json(spec, algorithm, m);
     else explain_choice(spec, algorithm, m);
   }
-  passes::CompileOptions opt;
+  pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
   opt.cost_model = m;
   opt.passes = pass_list(passes_csv);
-  auto res = passes::compile(spec, opt);
+  auto res = pipeline::compile(spec, opt);
   res.plan.spec.algorithm += blocks_note;  // how n was chosen travels with the plan
   if (!quiet)
     for (const auto& line : res.log) std::cerr << "  " << line << "\n";
@@ -144,7 +144,7 @@ struct CompileFlags {
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out, gen_out;
   bool with_matrix = false, quiet = false, explain = false;
   std::optional<uint32_t> rank;
-  gen::CostModel costing;
+  passes::CostModel costing;
   std::string format = "text";
 };
 

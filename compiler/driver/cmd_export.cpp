@@ -6,8 +6,9 @@
 #include <fmt/format.h>
 
 #include "driver/cli.h"
-#include "ir/json.h"
+#include "json/json.h"
 #include "passes/cost.h"
+#include "pipeline/pipeline.h"
 
 namespace collplan::cli {
 
@@ -15,7 +16,7 @@ namespace {
 
 int cmd_export(const std::string& in, const std::string& out, bool with_matrix) {
   const ir::Plan plan = load_plan(in);
-  ir::write_json_file(plan, out, with_matrix, passes::cost_json(passes::cost(plan)));
+  ir::write_json_file(plan, out, with_matrix, passes::cost_json(pipeline::plan_cost(plan)));
   std::cout << fmt::format("wrote {}\n", out);
   return 0;
 }

@@ -7,7 +7,7 @@
 
 #include "driver/cli.h"
 #include "ir/binary.h"
-#include "ir/json.h"
+#include "json/json.h"
 #include "passes/verify.h"
 
 namespace collplan::cli {

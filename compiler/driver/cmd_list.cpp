@@ -8,7 +8,7 @@
 
 #include "driver/cli.h"
 #include "gen/registry.h"
-#include "passes/pipeline.h"
+#include "pipeline/pipeline.h"
 
 namespace collplan::cli {
 
@@ -31,7 +31,7 @@ int cmd_list(bool as_json) {
                                  {"rank_local", static_cast<bool>(g.build_rank)}});
     }
     j["passes"] = nlohmann::json::array();
-    for (const auto& p : passes::pass_registry())
+    for (const auto& p : pipeline::pass_registry())
       j["passes"].push_back({{"name", p.name}, {"description", p.description}, {"default", p.in_default_pipeline}});
     j["fields"] = nlohmann::json::array();
     for (const auto& f : kFields) j["fields"].push_back({{"name", f.name}, {"description", f.description}});
@@ -48,7 +48,7 @@ int cmd_list(bool as_json) {
                              g.build_rank ? " (compile --rank: one rank alone)" : "");
   }
   std::cout << "passes:\n";
-  for (const auto& p : passes::pass_registry())
+  for (const auto& p : pipeline::pass_registry())
     std::cout << fmt::format("  {:<20} {}{}\n", p.name, p.description, p.in_default_pipeline ? "" : " (on request)");
   std::cout << "fields:\n";
   for (const auto& f : kFields) std::cout << fmt::format("  {:<20} {}\n", f.name, f.description);

@@ -16,7 +16,7 @@ namespace {
 
 int cmd_recode(const std::string& in, const SpecFlags& sf, const std::string& out) {
   ir::Plan plan = load_plan(in);
-  passes::verify_structure(plan);
+  ir::verify_structure(plan);
   const MatrixSpec ms = build_matrix(sf, plan.spec.matrix.rows, plan.spec.field);
   passes::recode(plan, ms);
   const auto rep = passes::verify(plan);
