@@ -98,7 +98,8 @@ void add_check_command(CLI::App& app, CommandList& cmds) {
                 "  collplan check a.json --mode randomized --seed 5\n"
                 "  collplan check a.cplan --format json   # {\"ok\": true, ...} or {\"ok\": false, \"kind\": ...}\n"
                 "Exit status: 0 the plan is right; 1 it is wrong (kind structure, algebra or order);\n"
-                "2 the file is not a readable plan (kind input); 3 internal error.");
+                "2 the file is not a readable plan (kind input); 3 internal error; 4 out of memory\n"
+                "or file descriptors.");
   check->add_flag("--field-only", f->field_only, "prefix plans: skip the operand-order check (plan used over the field only)");
   add_cost_model_options(check, f->costing);
   cmds.push_back({check, [f] {

@@ -194,7 +194,7 @@ void add_compile_command(CLI::App& app, CommandList& cmds) {
                   "  collplan compile --K 64 --p 1 --field prime:65537 --matrix dft --explain --format json\n"
                   "  collplan compile --op broadcast --K 2147483648 --blocks 8 --rank 12345 -o r.cplan\n"
                   "--format json prints the summary (and --explain's comparison) as one JSON object; --json FILE\n"
-                  "writes the plan itself as JSON. Exit status: 0 ok, 2 bad input, 3 internal error.");
+                  "writes the plan itself as JSON. Exit status: 0 ok, 2 bad input, 3 internal error, 4 out of memory or descriptors.");
   cmds.push_back({compile, [f, compile] { return run_compile(*f, *compile); }});
 }
 

@@ -448,7 +448,7 @@ void add_run_command(CLI::App& app, CommandList& cmds) {
               "  mpirun -np 64 collplan run a.cplan --transport mpi --len 65536\n"
               "  collplan run a.cplan --transport tcp --peers peers.txt --rank 0\n"
               "Exit status: 0 every output byte is right; 1 the plan is rejected or a replay differs;\n"
-              "2 bad input (under mpirun every rank exits 2, the error is printed once); 3 internal error.");
+              "2 bad input (under mpirun every rank exits 2, the error is printed once); 3 internal error, 4 out of memory or descriptors.");
   cmds.push_back({run, [o] { return run_command(*o); }});
 }
 

@@ -293,7 +293,7 @@ void add_search_command(CLI::App& app, CommandList& cmds) {
             "  collplan search --op encode --K 16 --p 2 --sizes 1,1,1 --time-limit 3600\n"
             "  collplan search --op allgather --K 12 --p 2\n"
             "  collplan search --Kmax 16 --pmax 3 --write-table table.json\n"
-            "Exit status: 0 ok (also when the search is not settled: see status), 2 bad input, 3 internal error.");
+            "Exit status: 0 ok (also when the search is not settled: see status), 2 bad input, 3 internal error, 4 out of memory or descriptors.");
   cmds.push_back({c, [f] { return run_search(*f); }});
 }
 

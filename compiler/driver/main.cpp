@@ -5,7 +5,8 @@
 // and turns what a subcommand throws into the exit status.
 //
 // Exit status: 0 success; 1 the plan is wrong (checker or replay mismatch);
-// 2 bad input (spec, file, flags); 3 internal error (a collplan bug).
+// 2 bad input (spec, file, flags); 3 internal error (a collplan bug); 4 the
+// environment ran out of memory or file descriptors.
 #include <new>
 #include <string>
 
@@ -79,10 +80,15 @@ int main(int argc, char** argv) {
     return report(2, "input", e.what());
   } catch (const InternalError& e) {
     return report(3, "internal", e.what());
+  } catch (const ResourceError& e) {
+    return report(4, "resource", e.what());
   } catch (const std::bad_alloc&) {
-    return report(3, "internal",
-                  "internal error: out of memory (sizes are checked against collplan's limits before allocating, so "
-                  "this is a bug in collplan; please report the command line)");
+    // Sizes are checked against collplan's limits before anything large is
+    // allocated, so what is left is the environment: ulimit -v or a machine
+    // whose memory is taken.
+    return report(4, "resource",
+                  "out of memory: an allocation failed within collplan's size limits (docs/cli.md, \"Limits\"); "
+                  "raise `ulimit -v` or free memory, or use a smaller K or --blocks");
   } catch (const std::exception& e) {
     return report(3, "internal", fmt::format("internal error: {} (this is a bug in collplan)", e.what()));
   }

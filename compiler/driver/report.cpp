@@ -33,6 +33,7 @@ const char* const kExitCodes =
     "     replay differs from the direct computation; the message starts \"collplan: error: plan rejected\"\n"
     "  2  bad input: flags, spec, a size over a limit, an unreadable, truncated or damaged file\n"
     "  3  internal error: a bug in collplan (never caused by bad input; please report it)\n"
+    "  4  the environment ran out of memory or file descriptors (ulimit -v, ulimit -n)\n"
     "Errors go to stderr, one line starting \"collplan: error:\". With --format json a JSON object\n"
     "{\"ok\": false, \"kind\": ..., \"error\": ..., \"exit_code\": ...} goes to stdout as well (docs/cli.md).";
 

@@ -10,6 +10,13 @@
 // the postcondition's) or its operand order (prefix plans). The CLI exits
 // with status 1, whichever the kind (docs/cli.md).
 //
+// A ResourceError is the environment's: memory or file descriptors ran out
+// (ulimit -v, ulimit -n, a full machine) while collplan was doing something
+// the limits allowed. Its message says what was being allocated and how much
+// and which limit to raise. The CLI exits with status 4; the C API returns
+// COLLPLAN_ERR_NO_MEMORY or COLLPLAN_ERR_RESOURCE. A std::bad_alloc that
+// reaches the CLI without that context is reported the same way.
+//
 // An InternalError is collplan's fault: a broken invariant inside the
 // compiler. It is raised through COLLPLAN_ASSERT, which names the file and
 // line, and the CLI reports it as a bug (exit status 3).
@@ -56,6 +63,21 @@ class VerifyError : public std::runtime_error {
  private:
   PlanFault kind_;
 };
+
+class ResourceError : public std::runtime_error {
+ public:
+  enum class Kind { Memory, Descriptors };
+  ResourceError(const std::string& what, Kind kind) : std::runtime_error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+template <typename... Args>
+[[noreturn]] void resource_error(ResourceError::Kind kind, fmt::format_string<Args...> f, Args&&... args) {
+  throw ResourceError(fmt::format(f, std::forward<Args>(args)...), kind);
+}
 
 class InternalError : public std::logic_error {
  public:

@@ -37,7 +37,8 @@ template <typename... Args>
 
 // Runs f(); a UserError becomes `user_code` (what a caller's mistake means
 // at that point: a bad plan, a transport failure, ...), ArgError
-// COLLPLAN_ERR_ARGUMENT, bad_alloc COLLPLAN_ERR_NO_MEMORY, anything else
+// COLLPLAN_ERR_ARGUMENT, bad_alloc COLLPLAN_ERR_NO_MEMORY, ResourceError
+// COLLPLAN_ERR_NO_MEMORY or COLLPLAN_ERR_RESOURCE, anything else
 // COLLPLAN_ERR_INTERNAL. `what` prefixes the message ("collplan_run_tcp").
 template <class F>
 int guard(const char* what, int user_code, F&& f) noexcept {
@@ -50,6 +51,9 @@ int guard(const char* what, int user_code, F&& f) noexcept {
     return fail(user_code, fmt::format("{}: {}", what, e.what()));
   } catch (const VerifyError& e) {
     return fail(COLLPLAN_ERR_PLAN, fmt::format("{}: {}", what, e.what()));
+  } catch (const ResourceError& e) {
+    return fail(e.kind() == ResourceError::Kind::Memory ? COLLPLAN_ERR_NO_MEMORY : COLLPLAN_ERR_RESOURCE,
+                fmt::format("{}: {}", what, e.what()));
   } catch (const std::bad_alloc&) {
     return fail(COLLPLAN_ERR_NO_MEMORY, fmt::format("{}: out of memory", what));
   } catch (const std::exception& e) {

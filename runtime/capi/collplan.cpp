@@ -104,6 +104,7 @@ const char* collplan_status_name(int status) {
     case COLLPLAN_ERR_TRANSPORT: return "transport error";
     case COLLPLAN_ERR_NO_MEMORY: return "out of memory";
     case COLLPLAN_ERR_INTERNAL: return "internal error";
+    case COLLPLAN_ERR_RESOURCE: return "out of a resource";
   }
   return "unknown status";
 }

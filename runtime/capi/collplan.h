@@ -45,8 +45,10 @@ typedef enum collplan_status {
                                  another version, a single-rank file, a program the engine refuses) */
   COLLPLAN_ERR_TRANSPORT = 4, /* the run failed while communicating: a peer that holds another
                                  plan, times out or is lost, an MPI error, ranks disagreeing on count */
-  COLLPLAN_ERR_NO_MEMORY = 5, /* an allocation failed */
-  COLLPLAN_ERR_INTERNAL = 6   /* a bug in collplan */
+  COLLPLAN_ERR_NO_MEMORY = 5, /* an allocation failed: memory ran out (ulimit -v, a full machine) */
+  COLLPLAN_ERR_INTERNAL = 6,  /* a bug in collplan */
+  COLLPLAN_ERR_RESOURCE = 7   /* another resource of the environment ran out: file descriptors
+                                 (ulimit -n), sockets; the message names it and the limit to raise */
 } collplan_status;
 
 /* The operation a plan computes (the values of the plan format's op byte, docs/plan-format.md). */
