@@ -1,23 +1,42 @@
 #!/usr/bin/env bash
-# Sets up and runs the whole test suite: the quick, slow and mpi tiers of the
-# optimised build, then the quick tier again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, then short runs of the fuzz harnesses.
-#   scripts/test.sh            everything
+# Sets up and runs the test suite: the quick and MPI tiers and the CMake
+# package tests of the optimised build, a short fault campaign, then the
+# quick tier again under AddressSanitizer and UndefinedBehaviorSanitizer,
+# then short runs of the fuzz harnesses.
+#   scripts/test.sh            all of that (what CI runs)
 #   scripts/test.sh --quick    quick tier of the optimised build only
+#   scripts/test.sh --full     also the slow tier (the exhaustive grids, about
+#                              an hour on two cores) and the whole fault
+#                              campaign (300 TCP and 50 MPI jobs,
+#                              docs/reliability.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
+MODE="${1:-}"
+case "$MODE" in
+  ""|--quick|--full) ;;
+  *) echo "scripts/test.sh: unknown option '$MODE' (valid: --quick, --full)" >&2; exit 2 ;;
+esac
 
 bash scripts/setup.sh build
 echo "== tests (quick tier)"
 ctest --test-dir build -L quick -j "$JOBS" --output-on-failure
-[ "${1:-}" = "--quick" ] && exit 0
+[ "$MODE" = "--quick" ] && exit 0
 
 echo "== tests (MPI transport under mpiexec)"
 ctest --test-dir build -L mpi --output-on-failure
 
-echo "== tests (slow tier)"
-ctest --test-dir build -L slow -j "$JOBS" --output-on-failure
+if [ "$MODE" = "--full" ]; then
+  echo "== tests (slow tier, with the CMake package tests)"
+  ctest --test-dir build -L slow -j "$JOBS" --output-on-failure
+  echo "== fault campaign (docs/reliability.md)"
+  python3 scripts/faults.py --collplan build/compiler/collplan
+else
+  echo "== tests (CMake package tests)"
+  ctest --test-dir build -L package -LE mpi -j "$JOBS" --output-on-failure
+  echo "== fault campaign, short (docs/reliability.md)"
+  python3 scripts/faults.py --collplan build/compiler/collplan --tcp-jobs 34 --mpi-jobs 4 --max-k 8
+fi
 
 echo "== tests under ASan + UBSan (quick tier)"
 bash scripts/setup.sh build-asan -DCOLLPLAN_SANITIZE=ON -DCOLLPLAN_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
