@@ -31,6 +31,9 @@ Status TcpTransport::begin(uint32_t max_requests) {
     return Status::failed;
   }
   reqs_.assign(max_requests, Request{});
+  // Until expect(), this run's messages are unknown (a caller other than the
+  // engine may never say): a frame is then read only into a posted receive.
+  expected_ = false;
   return Status::ok;
 }
 
@@ -39,6 +42,9 @@ Status TcpTransport::expect(const RecvDesc* recvs, size_t n) {
   for (size_t i = 0; i < n; ++i) e[i] = wire::Expected{recvs[i].from, recvs[i].sent_at, recvs[i].port, recvs[i].bytes};
   limits_ = wire::FrameLimits(std::move(e));
   arrived_.assign(limits_.size(), false);
+  remaining_.assign(conn_.size(), 0);
+  for (size_t i = 0; i < limits_.size(); ++i)
+    if (limits_[i].from < remaining_.size()) ++remaining_[limits_[i].from];
   expected_ = true;
   // Headers of this run's frames that arrived during the last one.
   for (uint32_t p = 0; p < conn_.size(); ++p)
@@ -46,6 +52,7 @@ Status TcpTransport::expect(const RecvDesc* recvs, size_t n) {
       conn_[p].held = false;
       pfds_[p].fd = conn_[p].fd;
       if (const Status st = accept_header(p); st != Status::ok) return st;
+      complete_if_empty(p);
     }
   return Status::ok;
 }
@@ -113,6 +120,16 @@ Status TcpTransport::post_recv(ReqId id, const RecvDesc& d) {
       take_buffered(d.from, i, r);
       return Status::ok;
     }
+  if (c.held && !expected_ && c.hdr.port == d.port && c.hdr.step == d.sent_at) {
+    // The frame waiting at the head of the connection is this receive's.
+    c.held = false;
+    pfds_[d.from].fd = c.fd;
+    if (const Status st = accept_header(d.from); st != Status::ok) {
+      r.active = false;
+      return st;
+    }
+    complete_if_empty(d.from);
+  }
   if (c.closed) {
     r.done = true;
     r.status = Status::failed;
@@ -216,26 +233,34 @@ void TcpTransport::frame_done(uint32_t p) {
 
 Status TcpTransport::accept_header(uint32_t p) {
   Peer& c = conn_[p];
-  int64_t index = -1;
-  if (std::string why = wire::check_header(c.hdr, limits_, p, who(p), &index); !why.empty()) {
-    // Before the first expect() the table is empty: a well-formed header then
-    // is the first run's, and waits for it.
-    if (!expected_ && c.hdr.magic == wire::kFrameMagic &&
-        c.hdr.header_crc == crc32c(&c.hdr, offsetof(FrameHeader, header_crc))) {
-      c.held = true;
-      pfds_[p].fd = -1;
-      return Status::ok;
-    }
-    return protocol_error(std::move(why));
-  }
-  if (arrived_[static_cast<size_t>(index)]) {
-    // This run already had this message: the frame is the next run's. Not
-    // read further (nor polled) until that run's expect().
+  auto hold = [&] {
     c.held = true;
-    pfds_[p].fd = -1;
+    pfds_[p].fd = -1;  // not polled: POLLHUP would wake every wait
     return Status::ok;
+  };
+  if (std::string why = wire::check_header_integrity(c.hdr, who(p)); !why.empty())
+    return protocol_error(std::move(why));
+  if (!expected_) {
+    // No plan for this phase (before the first run's expect(), or a caller
+    // that does not say): only into a posted receive, else it waits unread.
+    bool posted = false;
+    for (const Request& r : reqs_)
+      posted |= r.active && !r.done && !r.is_send && r.peer == p && r.port == c.hdr.port && r.step == c.hdr.step;
+    if (!posted) return hold();
+  } else if (remaining_[p] == 0) {
+    // Every message of this run from p is in: the frame belongs to what
+    // follows the run, and waits for it unread.
+    return hold();
+  } else {
+    int64_t index = -1;
+    if (std::string why = wire::check_header(c.hdr, limits_, p, who(p), &index); !why.empty())
+      return protocol_error(std::move(why));
+    if (arrived_[static_cast<size_t>(index)])
+      return protocol_error(fmt::format("protocol error: {} sent the frame of step {}, port {} twice in one run", who(p),
+                                        c.hdr.step, c.hdr.port));
+    arrived_[static_cast<size_t>(index)] = true;
+    --remaining_[p];
   }
-  arrived_[static_cast<size_t>(index)] = true;
   c.target = -1;
   for (size_t i = 0; i < reqs_.size(); ++i) {
     const Request& r = reqs_[i];
@@ -273,11 +298,20 @@ Status TcpTransport::accept_header(uint32_t p) {
   return Status::ok;
 }
 
+void TcpTransport::complete_if_empty(uint32_t p) {
+  const Peer& c = conn_[p];
+  if (c.in_payload && c.hdr.length == 0 && !opt_.key) frame_done(p);
+}
+
 Status TcpTransport::progress_read(uint32_t p) {
   Peer& c = conn_[p];
   const size_t mac_bytes = opt_.key ? wire::kFrameMacBytes : 0;
   for (;;) {
     if (c.fd < 0 || c.held) return Status::ok;
+    if (c.in_payload && c.got == c.hdr.length && c.mac_got == mac_bytes) {  // an empty frame
+      frame_done(p);
+      continue;
+    }
     unsigned char* into;
     size_t want;
     if (!c.in_payload) {
@@ -304,7 +338,6 @@ Status TcpTransport::progress_read(uint32_t p) {
       c.hdr_got += got;
       if (c.hdr_got < sizeof(FrameHeader)) continue;
       if (const Status st = accept_header(p); st != Status::ok) return st;
-      if (c.in_payload && c.hdr.length == 0 && mac_bytes == 0) frame_done(p);
       continue;
     }
     if (c.got < c.hdr.length) {

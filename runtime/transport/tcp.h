@@ -232,6 +232,9 @@ class TcpTransport final : public Transport {
   // A complete header of peer p: checked against the plan, then matched.
   Status accept_header(uint32_t p);
   void frame_done(uint32_t p);
+  // A frame accepted outside progress_read (expect, post_recv) with nothing
+  // more to read: done now, not at the peer's next bytes.
+  void complete_if_empty(uint32_t p);
   // Completes receive r with buffered frame i of peer p (and recycles it).
   void take_buffered(uint32_t p, size_t i, Request& r);
   Status peer_lost(uint32_t p, const std::string& why);
@@ -248,6 +251,7 @@ class TcpTransport final : public Transport {
   std::vector<pollfd> pfds_;  // one per peer (fd −1 for this rank)
   wire::FrameLimits limits_;
   std::vector<bool> arrived_;  // per limits_ entry: its frame came in this run
+  std::vector<uint32_t> remaining_;  // per peer: its frames of this run still to come
   bool expected_ = false;      // expect() was called (limits_ is the run's)
   std::unique_ptr<wire::FrameMac> send_mac_;
   bool broken_ = false;

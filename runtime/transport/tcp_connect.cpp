@@ -491,6 +491,12 @@ struct TcpTransport::Setup {
         return;
       }
       c.got += static_cast<size_t>(k);
+      if (c.stage == Stage::hello) {
+        if (std::string why = wire::check_hello_start(c.in, c.got); !why.empty()) {
+          drop(c, why);
+          return;
+        }
+      }
       if (c.got < c.need) continue;
       if (!advance(c)) return;
       if (!flush(c)) return;

@@ -83,12 +83,17 @@ void encode_hello(const Hello& h, unsigned char out[kHelloBytes]) {
   put32(out + 68, crc32c(out, 68));
 }
 
-std::string parse_hello(const unsigned char* in, size_t n, Hello* out) {
-  if (n != kHelloBytes) return fmt::format("a hello is {} bytes, not {}", kHelloBytes, n);
-  if (std::memcmp(in, kHelloMagic, 7) != 0) return "it is not a collplan TCP hello (wrong magic)";
-  if (in[7] != kHelloMagic[7])
+std::string check_hello_start(const unsigned char* in, size_t n) {
+  if (std::memcmp(in, kHelloMagic, std::min<size_t>(n, 7)) != 0) return "it is not a collplan TCP hello (wrong magic)";
+  if (n >= 8 && in[7] != kHelloMagic[7])
     return fmt::format("it speaks collplan TCP protocol version '{}', this rank version '{}'", static_cast<char>(in[7]),
                        kHelloMagic[7]);
+  return {};
+}
+
+std::string parse_hello(const unsigned char* in, size_t n, Hello* out) {
+  if (n != kHelloBytes) return fmt::format("a hello is {} bytes, not {}", kHelloBytes, n);
+  if (std::string why = check_hello_start(in, n); !why.empty()) return why;
   if (get32(in + 68) != crc32c(in, 68)) return "its hello failed its CRC32C check";
   Hello h;
   h.rank = get32(in + 8);
@@ -175,13 +180,20 @@ int64_t FrameLimits::find(ir::Rank from, ir::StepNo step, ir::Port port) const {
   return it - e_.begin();
 }
 
-std::string check_header(const FrameHeader& h, const FrameLimits& limits, ir::Rank from, const std::string& who,
-                         int64_t* index) {
+std::string check_header_integrity(const FrameHeader& h, const std::string& who) {
   if (h.magic != kFrameMagic)
     return fmt::format("protocol error: a frame header from {} has magic {:#010x}, not {:#010x} (\"CPFR\")", who,
                        h.magic, kFrameMagic);
   if (h.header_crc != crc32c(&h, offsetof(FrameHeader, header_crc)))
     return fmt::format("a frame header from {} failed its CRC32C check (corrupted)", who);
+  if (h.reserved != 0)
+    return fmt::format("protocol error: a frame header from {} has reserved field {}, not 0", who, h.reserved);
+  return {};
+}
+
+std::string check_header(const FrameHeader& h, const FrameLimits& limits, ir::Rank from, const std::string& who,
+                         int64_t* index) {
+  if (std::string why = check_header_integrity(h, who); !why.empty()) return why;
   const int64_t i = limits.find(from, h.step, h.port);
   if (i < 0) {
     // Name what the plan does allow from this peer.
@@ -200,8 +212,6 @@ std::string check_header(const FrameHeader& h, const FrameLimits& limits, ir::Ra
   if (h.length != limits[static_cast<size_t>(i)].bytes)
     return fmt::format("protocol error: {} sent a frame of length {} for step {}, port {}; the plan allows {} bytes",
                        who, h.length, h.step, h.port, limits[static_cast<size_t>(i)].bytes);
-  if (h.reserved != 0)
-    return fmt::format("protocol error: a frame header from {} has reserved field {}, not 0", who, h.reserved);
   *index = i;
   return {};
 }

@@ -41,6 +41,9 @@ void encode_hello(const Hello& h, unsigned char out[kHelloBytes]);
 // The hello in `in`, or an empty string and *out set; otherwise why it is not
 // a collplan hello (wrong magic, version or CRC).
 std::string parse_hello(const unsigned char* in, size_t n, Hello* out);
+// The first n bytes of a hello still to be completed: empty while they can
+// be the start of one, else why not (so garbage is refused at once).
+std::string check_hello_start(const unsigned char* in, size_t n);
 
 // The proof that the sender of `role` ('C' the connecting side, 'A' the
 // accepting side) holds `key`: HMAC-SHA-256 over a protocol label, the role,
@@ -104,8 +107,13 @@ class FrameLimits {
   std::vector<Expected> e_;
 };
 
+// The checks of a frame header that need no plan: the magic, the header CRC
+// and the reserved field. Empty if it is good; otherwise the error, naming
+// `who` (the peer).
+std::string check_header_integrity(const FrameHeader& h, const std::string& who);
+
 // Checks a frame header from rank `from` against the plan before anything is
-// allocated for it: the magic, the header CRC, a (step, port) the plan has
+// allocated for it: check_header_integrity, then a (step, port) the plan has
 // from that rank, and the plan's length for it. Empty and *index set if it is
 // good; otherwise the protocol error, naming the field and the allowed value
 // (`who` names the peer).
