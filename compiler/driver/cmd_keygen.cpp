@@ -1,7 +1,7 @@
 // `collplan keygen -o FILE`: a fresh job key for the TCP transport (32 random
 // bytes as 64 hex digits, file mode 0600, never over an existing file unless
 // --force). Every rank of a job then gives it to `run --key-file` (or
-// $COLLPLAN_TCP_KEY_FILE): docs/runtime.md, "TCP transport".
+// $COLLPLAN_TCP_KEY_FILE): docs/runtime.md, "TCP".
 #include <iostream>
 #include <memory>
 

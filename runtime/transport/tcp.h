@@ -1,7 +1,8 @@
 // The TCP transport: one process (or thread) per rank, one TCP connection per
 // pair of ranks, for machines without MPI. The wire format's pure functions
-// are in tcp_wire.h, the handshakes in tcp_connect.cpp, the frames in
-// tcp.cpp; docs/runtime.md ("TCP transport") is the user's account.
+// are in tcp_wire.h, the handshakes in tcp_connect.cpp, peer lists and key
+// files in tcp_files.cpp, the frames in tcp.cpp; docs/runtime.md ("TCP")
+// is the user's account.
 //
 // ─── Peers and connections ──────────────────────────────────────────────────
 //

@@ -1,9 +1,11 @@
 // What tcp.cpp and tcp_connect.cpp share (not installed).
 #pragma once
 
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <string>
 
 namespace collplan::rt::tcp_detail {
 
@@ -19,6 +21,11 @@ inline int ms_left(Clock::time_point deadline) {
 // connections: the listening socket, handshakes in flight, stdio, the plan
 // and trace files.
 constexpr uint64_t kSpareDescriptors = 16;
+
+inline bool out_of_fds(int e) { return e == EMFILE || e == ENFILE; }
+
+// UserError unless `s` is "host:port" (host in [] for IPv6; port 0..65535).
+void check_host_port(const std::string& s);
 
 // ResourceError(Descriptors) naming RLIMIT_NOFILE and what a K-rank job
 // needs; `errno_value` is EMFILE or ENFILE.
