@@ -51,7 +51,7 @@ foreach(dir support field ir matrix json passes gen pipeline backend)
 endforeach()
 install(FILES runtime/engine.h runtime/trace.h runtime/transport.h runtime/user_op.h
   DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime)
-install(FILES runtime/transport/threads.h runtime/transport/tcp.h
+install(FILES runtime/transport/threads.h runtime/transport/tcp.h runtime/transport/tcp_wire.h
   DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime/transport)
 install(FILES runtime/gf/gf_kernels.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime/gf)
 install(FILES runtime/capi/collplan.h runtime/capi/collplan_tcp.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE})

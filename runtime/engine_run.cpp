@@ -19,6 +19,7 @@ void Engine::run(Transport& tr, const void* const* inputs, void* const* outputs,
   m.copy_private_inputs(inputs);
 
   Status st = tr.begin(m.stats.max_requests);
+  if (st == Status::ok) st = tr.expect(m.recv_desc.data(), m.recv_desc.size());
   if (st != Status::ok) m.fail(tr, st, 0, nullptr, "starting the transport:");
   m.exec(m.pro_b, m.pro_e);  // inputs into their slots
 

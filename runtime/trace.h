@@ -84,6 +84,7 @@ class TracingTransport final : public Transport {
   ir::Rank rank() const override { return inner_.rank(); }
   uint32_t size() const override { return inner_.size(); }
   Status begin(uint32_t max_requests) override;
+  Status expect(const RecvDesc* recvs, size_t n) override { return inner_.expect(recvs, n); }
   Status post_send(ReqId id, const SendDesc& d) override;
   Status post_recv(ReqId id, const RecvDesc& d) override;
   Status wait(const ReqId* ids, size_t n, size_t* failed_index) override;

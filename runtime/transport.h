@@ -93,6 +93,15 @@ class Transport {
   // Before step 1 of a run, outside the round loop (may allocate): at most
   // `max_requests` requests will be outstanding at once, with ids below it.
   virtual Status begin(uint32_t max_requests) = 0;
+  // Right after begin(): every receive of the run, as post_recv will get
+  // them (only their keys and lengths are for use now), so a transport can
+  // refuse, before it allocates anything, a message the plan does not have.
+  // Default: ignored.
+  virtual Status expect(const RecvDesc* recvs, size_t n) {
+    (void)recvs;
+    (void)n;
+    return Status::ok;
+  }
   virtual Status post_send(ReqId id, const SendDesc& d) = 0;
   virtual Status post_recv(ReqId id, const RecvDesc& d) = 0;
   // Blocks until requests ids[0..n) have all completed. On failure returns

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake ninja-build pkg-config git
           catch2 libfmt-dev libcli11-dev nlohmann-json3-dev
-          libisal-dev libxxhash-dev libcadical-dev
+          libisal-dev libxxhash-dev libcadical-dev libssl-dev
           openmpi-bin libopenmpi-dev
           libsimgrid-dev
           clang libclang-rt-14-dev gcc-arm-none-eabi libnewlib-arm-none-eabi g++-aarch64-linux-gnu qemu-user

@@ -58,6 +58,7 @@ void add_compile_command(CLI::App& app, CommandList& cmds);            // cmd_co
 void add_check_command(CLI::App& app, CommandList& cmds);              // cmd_check.cpp
 void add_show_command(CLI::App& app, CommandList& cmds);               // cmd_show.cpp
 void add_list_command(CLI::App& app, CommandList& cmds);               // cmd_list.cpp
+void add_keygen_command(CLI::App& app, CommandList& cmds);             // cmd_keygen.cpp
 void add_bound_command(CLI::App& app, CommandList& cmds);              // cmd_bound.cpp
 void add_import_command(CLI::App& app, CommandList& cmds);             // cmd_import.cpp
 void add_export_command(CLI::App& app, CommandList& cmds);             // cmd_export.cpp

@@ -53,6 +53,7 @@ struct RunOptions {
   uint32_t rank = 0;
   bool rank_given = false;
   uint32_t timeout_ms = 10'000, connect_timeout_ms = 10'000;
+  std::string key_file;  // tcp: the job key (else $COLLPLAN_TCP_KEY_FILE)
   std::string trace;  // --trace FILE ("" = none)
   std::string format = "text";  // --format text | json
   bool json() const { return format == "json"; }
@@ -334,13 +335,14 @@ int run_mpi(const RunOptions& o) {
 int run_tcp(const RunOptions& o, const ir::Plan& plan) {
   if (o.peers.empty()) user_error("--transport tcp needs --peers (a file or host:port,host:port,...)");
   if (!o.rank_given) user_error("--transport tcp needs --rank (this process's rank, 0..K-1)");
-  const std::vector<std::string> peers = rt::parse_peers(o.peers);
+  const std::vector<std::string> peers = rt::parse_peers(o.peers, plan.ranks.size());
   if (peers.size() != plan.ranks.size())
     user_error("--peers lists {} addresses but the plan has {} ranks", peers.size(), plan.ranks.size());
   if (o.rank >= peers.size()) user_error("--rank {} does not exist (valid: 0..{})", o.rank, peers.size() - 1);
   rt::TcpOptions topt;
   topt.timeout = std::chrono::milliseconds(o.timeout_ms);
   topt.connect_timeout = std::chrono::milliseconds(o.connect_timeout_ms);
+  topt.key = rt::job_key(o.key_file);
   check_replay_size(o, plan, false, o.rank);
   const rt::RankReplayData d = rt::rank_replay_data(plan, o.rank, o.len, o.seed);
   rt::Engine eng(plan, o.rank);
@@ -438,6 +440,9 @@ void add_run_command(CLI::App& app, CommandList& cmds) {
   run->add_option("--connect-timeout", o->connect_timeout_ms, "tcp: ms to connect to every peer and handshake")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  run->add_option("--key-file", o->key_file,
+                  "tcp: the job key (`collplan keygen`); every rank must give the same one. Default: the file "
+                  "$COLLPLAN_TCP_KEY_FILE names; none: no authentication, for trusted networks only");
   run->add_option("--trace", o->trace,
                   "write a Chrome trace (Perfetto, chrome://tracing) of the timed runs here: per rank, post, wait and "
                   "combine spans per step (mpi, tcp: rank 0 gathers all ranks' events and writes it)");

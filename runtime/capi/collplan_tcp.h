@@ -31,6 +31,15 @@ int collplan_run_tcp(const collplan_plan* plan, const char* peers, int rank, con
 typedef struct collplan_tcp_collective collplan_tcp_collective;
 int collplan_tcp_init(const collplan_plan* plan, const char* peers, int rank, int timeout_ms,
                       collplan_tcp_collective** coll);
+/* collplan_tcp_init with a job key: `key_file` names a file `collplan
+ * keygen` wrote (every rank the same key); peers then prove the key at the
+ * handshake and every frame carries a MAC (runtime/transport/tcp.h). A
+ * key_file that cannot be read is COLLPLAN_ERR_ARGUMENT. key_file NULL, and
+ * the functions without it, take the key from the file the environment
+ * variable COLLPLAN_TCP_KEY_FILE names, if set; with no key the transport
+ * checks integrity with CRC32C only: for trusted networks. */
+int collplan_tcp_init_keyed(const collplan_plan* plan, const char* peers, int rank, int timeout_ms,
+                            const char* key_file, collplan_tcp_collective** coll);
 int collplan_tcp_run(collplan_tcp_collective* coll, const void* sendbuf, void* recvbuf, size_t count);
 void collplan_tcp_free(collplan_tcp_collective* coll);
 

@@ -1,5 +1,8 @@
 // The TCP transport: one process (or thread) per rank, one TCP connection per
-// pair of ranks, for machines without MPI.
+// pair of ranks, for machines without MPI. The wire format's pure functions
+// are in tcp_wire.h, the handshakes in tcp_connect.cpp, peer lists and key
+// files in tcp_files.cpp, the frames in tcp.cpp; docs/runtime.md ("TCP")
+// is the user's account.
 //
 // ─── Peers and connections ──────────────────────────────────────────────────
 //
@@ -12,28 +15,51 @@
 //
 // ─── Handshake ───────────────────────────────────────────────────────────────
 //
-// On every new connection both sides send, and then check, a hello:
-//   "CPLNTCP1" | rank u32 | ranks u32 | plan digest (16 bytes) | CRC32C u32
-// (integers little-endian). The connecting side sends first. A hello with a
-// wrong magic or CRC, a rank other than the one expected at that address, a
-// different rank count or a different plan digest is refused on both sides:
-// the constructor throws a UserError naming the peer, its address and both
-// digests. So two ranks never exchange data unless they replay the same plan.
+// Every handshake runs at once in one poll loop, each with its own deadline
+// (handshake_timeout, or the connect deadline if sooner). On a new connection
+// the connecting side C sends a hello, the accepting side A answers with its
+// own:
+//   "CPLNTCP2" | rank u32 | ranks u32 | plan digest (16 bytes) | flags u32 |
+//   nonce (32 random bytes) | CRC32C u32 of the 68 bytes before it
+// (integers little-endian; flags bit 0: the sender holds a job key). With a
+// job key C then sends its proof, A checks it and sends its own: HMAC-SHA-256
+// with the key over a label, the role (C or A), both nonces, both ranks and
+// both digests (wire::proof). An accepted connection that does not complete
+// a valid handshake in time (garbage, silence, a half hello, another ranks
+// count, a rank that cannot connect to this one or is already connected, no
+// key or a wrong key) is a stray: it is closed, one line naming its address
+// and the reason goes to the log (stderr by default), and accepting goes on.
+// A connection that passes these checks (with a key: that proved the key) but
+// holds another plan digest is a real peer with another plan: the
+// constructor throws a UserError naming it and both digests. When the connect
+// deadline passes with ranks missing, the UserError names them (and why the
+// last attempt of each failed). On the connecting side an address that does
+// not complete the handshake is retried until the deadline.
 //
 // ─── Frames ──────────────────────────────────────────────────────────────────
 //
 // Every message is one frame:
-//   magic u32 "CPFR" | port u32 | step u32 (sent_at) | reserved u32 |
-//   length u64 | payload CRC32C u32 | header CRC32C u32 (of the 28 bytes
-//   before it) | payload (length bytes)
-// The receiver checks the header CRC before it trusts the length, matches the
-// frame to the posted receive from that peer with the same (port, step)
-// (frames that arrive first are buffered until their receive is posted; TCP
-// keeps each connection's frames in order, so repeated runs cannot mix up),
-// receives the payload straight into the receive's buffer when one is posted,
-// and checks the payload CRC when it is complete. A wrong header or payload
-// CRC is Status::failed naming peer, step and port; a length other than the
-// plan's is Status::size_mismatch.
+//   magic u32 "CPFR" | port u32 | step u32 (sent_at) | reserved u32 (0) |
+//   length u64 | payload CRC32C u32 (0 with a key) | header CRC32C u32 (of
+//   the 28 bytes before it) | payload (length bytes) | with a key: MAC (16
+//   bytes)
+// The receiver checks every header before it allocates or reads anything for
+// it (wire::check_header): the magic, the header CRC, a (step, port) the
+// plan has from that peer and exactly the plan's length for it (the engine
+// hands the run's receives over in expect()); anything else is a protocol
+// error naming the peer, the field and the allowed value, and ends the run.
+// A frame is matched to the posted receive from that peer with the same
+// (port, step) (frames that arrive first are buffered until their receive is
+// posted; TCP keeps each connection's frames in order, so repeated runs
+// cannot mix up: a frame whose message already arrived in this run belongs
+// to the next run and waits, unread, until expect() of that run), received
+// straight into the receive's buffer when one is posted, and its payload
+// checked when complete: with a key, the MAC, HMAC-SHA-256 (first 16 bytes)
+// with the direction's session key over the frame's sequence number, header
+// and payload, so a frame cannot be forged, replayed or reordered; without a
+// key the payload CRC32C (integrity against accidents only). A wrong payload
+// CRC or MAC is Status::failed naming peer, step and port; a length other
+// than the posted receive's is Status::size_mismatch.
 //
 // ─── Progress and timeouts ──────────────────────────────────────────────────
 //
@@ -53,6 +79,10 @@
 // leaves them untouched. TCP keeps the default max_pieces() = 1: messages
 // the caller's buffers split are gathered by the engine.
 //
+// Running out of file descriptors (socket, accept, connect: EMFILE, ENFILE)
+// is a ResourceError(Descriptors) naming the limit; the constructor checks
+// RLIMIT_NOFILE against the ranks count first.
+//
 // Message lengths are the engine's; byte order is the host's on both sides
 // (transport.h), which the handshake does not check: all supported hosts are
 // little-endian.
@@ -63,32 +93,55 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/spec.h"
 #include "runtime/transport.h"
+#include "runtime/transport/tcp_wire.h"
 
 namespace collplan::rt {
-
-// CRC-32C (Castagnoli, as in iSCSI): crc32c("123456789") = 0xE3069283.
-// `crc` continues an earlier value: crc32c(b, crc32c(a)) = crc32c(a ‖ b).
-uint32_t crc32c(const void* data, size_t len, uint32_t crc = 0);
 
 struct TcpOptions {
   // How long setup may take: connecting (with retries) and the handshakes.
   std::chrono::milliseconds connect_timeout{10'000};
+  // How long one connection may take to complete its handshake once it is
+  // open (capped by the connect deadline); a stray gets no longer.
+  std::chrono::milliseconds handshake_timeout{3'000};
   // How long one wait() may block before it fails with Status::timeout.
   std::chrono::milliseconds timeout{10'000};
+  // The job key (read_key_file, job_key): peers must prove it and frames
+  // carry a MAC. Without one, CRC32C only: for trusted networks.
+  std::optional<wire::Key> key;
+  // Where a stray connection is reported (one line, no newline); empty:
+  // "collplan: rank R: ..." on stderr.
+  std::function<void(const std::string&)> log;
   // Fault injection for tests: flip one payload byte of the first frame this
   // rank sends in step `corrupt_step` after computing its CRC (0: never).
   uint32_t corrupt_step = 0;
 };
 
-// Parses a peer list: either a file with one "host:port" per line ('#'
-// starts a comment, blank lines are skipped) or, when no file of that name
-// exists, a comma-separated list. UserError naming the bad entry.
-std::vector<std::string> parse_peers(const std::string& file_or_list);
+// The largest peer file parse_peers reads.
+constexpr size_t kMaxPeerFileBytes = size_t{1} << 20;
+
+// Parses a peer list: either a regular file with one "host:port" per line
+// ('#' starts a comment, blank lines are skipped; at most 1 MiB) or, when no
+// file of that name exists, a comma-separated list; at most `max_peers`
+// entries. UserError naming the bad entry or the limit.
+std::vector<std::string> parse_peers(const std::string& file_or_list, size_t max_peers = 1u << 20);
+
+// The job key in `path` (a regular file of 64 hex digits, as `collplan
+// keygen` writes). UserError naming the file.
+wire::Key read_key_file(const std::string& path);
+// Writes a fresh random key to `path` as 64 hex digits and a newline, mode
+// 0600, created exclusively (UserError if it exists, unless `force`).
+void write_key_file(const std::string& path, bool force);
+// The key of `key_file` if given, else of the file $COLLPLAN_TCP_KEY_FILE
+// names if set, else none.
+std::optional<wire::Key> job_key(const std::string& key_file);
 
 // A listening socket bound to `host_port` (port 0: the system picks one,
 // returned in *port). For callers that must know every port before the
@@ -109,6 +162,7 @@ class TcpTransport final : public Transport {
   ir::Rank rank() const override { return rank_; }
   uint32_t size() const override { return static_cast<uint32_t>(peers_.size()); }
   Status begin(uint32_t max_requests) override;
+  Status expect(const RecvDesc* recvs, size_t n) override;
   Status post_send(ReqId id, const SendDesc& d) override;
   Status post_recv(ReqId id, const RecvDesc& d) override;
   Status wait(const ReqId* ids, size_t n, size_t* failed_index) override;
@@ -120,12 +174,7 @@ class TcpTransport final : public Transport {
   // complete run of a verified plan).
   size_t buffered_frames() const;
 
-  struct FrameHeader {
-    uint32_t magic, port, step, reserved;
-    uint64_t length;
-    uint32_t payload_crc, header_crc;
-  };
-  static_assert(sizeof(FrameHeader) == 32, "frame header is 32 bytes on the wire");
+  using FrameHeader = wire::FrameHeader;
 
  private:
   struct Request {
@@ -143,12 +192,13 @@ class TcpTransport final : public Transport {
     FrameHeader hdr;
     const unsigned char* data;
     size_t bytes;
-    size_t sent;  // of sizeof(hdr) + bytes
+    size_t sent;  // of sizeof(hdr) + bytes + mac bytes
+    unsigned char mac[wire::kFrameMacBytes];
   };
   struct Buffered {
     ir::Port port;
     ir::StepNo step;
-    bool crc_ok;
+    bool ok;  // its CRC or MAC matched
     std::vector<unsigned char> data;
   };
   struct Peer {
@@ -160,24 +210,38 @@ class TcpTransport final : public Transport {
     FrameHeader hdr{};
     size_t hdr_got = 0;
     bool in_payload = false;
+    bool held = false;    // hdr is the next run's: not read further until expect()
     int64_t target = -1;  // request id receiving the payload, or −1: buffered
     unsigned char* dst = nullptr;
     size_t got = 0;
     uint32_t crc = 0;
+    unsigned char mac[wire::kFrameMacBytes];
+    size_t mac_got = 0;
     std::vector<unsigned char> incoming;  // payload of a frame with no receive posted
     std::vector<Buffered> buffered;
     std::vector<std::vector<unsigned char>> spare;  // buffers to reuse
+    // Keyed jobs: session keys and frame sequence numbers per direction.
+    wire::SessionKeys keys{};
+    uint64_t send_seq = 0, recv_seq = 0;
+    std::unique_ptr<wire::FrameMac> rmac;  // of the frame being read
   };
+  struct Setup;  // tcp_connect.cpp
 
   void setup(int listen_fd);
-  void handshake(uint32_t peer, int fd, bool connecting, std::chrono::steady_clock::time_point deadline);
   Status progress_write(uint32_t p);
   Status progress_read(uint32_t p);
+  // A complete header of peer p: checked against the plan, then matched.
+  Status accept_header(uint32_t p);
   void frame_done(uint32_t p);
+  // A frame accepted outside progress_read (expect, post_recv) with nothing
+  // more to read: done now, not at the peer's next bytes.
+  void complete_if_empty(uint32_t p);
   // Completes receive r with buffered frame i of peer p (and recycles it).
   void take_buffered(uint32_t p, size_t i, Request& r);
   Status peer_lost(uint32_t p, const std::string& why);
+  Status protocol_error(std::string why);
   std::string who(uint32_t p) const;
+  void log(const std::string& line) const;
 
   std::vector<std::string> peers_;
   ir::Rank rank_;
@@ -186,6 +250,11 @@ class TcpTransport final : public Transport {
   std::vector<Peer> conn_;
   std::vector<Request> reqs_;
   std::vector<pollfd> pfds_;  // one per peer (fd −1 for this rank)
+  wire::FrameLimits limits_;
+  std::vector<bool> arrived_;  // per limits_ entry: its frame came in this run
+  std::vector<uint32_t> remaining_;  // per peer: its frames of this run still to come
+  bool expected_ = false;      // expect() was called (limits_ is the run's)
+  std::unique_ptr<wire::FrameMac> send_mac_;
   bool broken_ = false;
   bool corrupted_ = false;
   std::string detail_;

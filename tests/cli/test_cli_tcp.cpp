@@ -5,6 +5,8 @@
 // (rank 0 writes one trace of every rank).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -114,6 +116,11 @@ TEST_CASE("cli tcp: bad transport options are named", "[cli][tcp]") {
       {"--transport tcp --rank 4 --peers 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4", "--rank 4 does not exist"},
       {"--transport tcp --rank 0 --peers 127.0.0.1:1,127.0.0.1,127.0.0.1:3,127.0.0.1:4",
        "peer address '127.0.0.1' is not host:port"},
+      {"--transport tcp --rank 0 --peers /dev/zero", "the peer file '/dev/zero' is not a regular file"},
+      {"--transport tcp --rank 0 --peers 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5",
+       "has more than 4 entries"},
+      {"--transport tcp --rank 0 --peers 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4 --key-file /dev/null",
+       "the job key file '/dev/null' is not a regular file"},
       {"--transport carrier-pigeon", "carrier-pigeon"},
   };
   for (const Case& c : cases) {
@@ -142,4 +149,81 @@ TEST_CASE("cli trace: run --trace over TCP writes one trace of every rank, from 
   const nlohmann::json j = nlohmann::json::parse(read_file(trace(0)));
   CHECK(collplan::test::check_chrome_trace(j).size() == 4);
   CHECK(j["otherData"]["transport"] == "tcp");
+}
+
+TEST_CASE("cli tcp: keygen writes a 0600 key and never over an existing file without --force", "[cli][tcp]") {
+  const fs::path dir = scratch_dir("cli-keygen");
+  const std::string key = (dir / "job.key").string();
+  auto r = run_collplan("keygen -o " + key);
+  REQUIRE(r.status == 0);
+  struct stat st{};
+  REQUIRE(::stat(key.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  const std::string first = read_file(key);
+  CHECK(first.size() == 65);
+  CHECK(first.find_first_not_of("0123456789abcdef\n") == std::string::npos);
+  r = run_collplan("keygen -o " + key);
+  CHECK(r.status == 2);
+  CHECK(r.output().find("exists; keygen does not overwrite a key (--force replaces it)") != std::string::npos);
+  CHECK(read_file(key) == first);
+  REQUIRE(run_collplan("keygen --force -o " + key).status == 0);
+  CHECK(read_file(key) != first);
+  REQUIRE(::stat(key.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+}
+
+TEST_CASE("cli tcp: ranks with the same key replay, and a rank with another key is kept out and named", "[cli][tcp]") {
+  const fs::path dir = scratch_dir("cli-tcp-keys");
+  const std::string plan = (dir / "enc.cplan").string();
+  REQUIRE(run_collplan("compile --op encode --K 3 --p 1 -o " + plan).status == 0);
+  const std::string k1 = (dir / "k1").string(), k2 = (dir / "k2").string();
+  REQUIRE(run_collplan("keygen -o " + k1).status == 0);
+  REQUIRE(run_collplan("keygen -o " + k2).status == 0);
+  {
+    const std::string peers = loopback_peers(3);
+    const std::vector<int> rc = run_ranks(
+        dir, 3, [&](int) { return "run " + plan + " --transport tcp --len 500 --reps 2 --key-file " + k1 + " --peers " + peers; });
+    for (int r = 0; r < 3; ++r) {
+      const std::string out = read_file(dir / ("out" + std::to_string(r)));
+      INFO("rank " << r << ": " << out);
+      CHECK(rc[r] == 0);
+      CHECK(out.find("every byte of rank " + std::to_string(r) + " equals the direct computation") != std::string::npos);
+    }
+  }
+  {
+    const std::string peers = loopback_peers(3);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<int> rc = run_ranks(dir, 3, [&](int r) {
+      return "run " + plan + " --transport tcp --len 50 --connect-timeout 2000 --key-file " + (r == 1 ? k2 : k1) +
+             " --peers " + peers;
+    });
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(secs < 2.0 + 3.0);  // the connect deadline, slack for a loaded machine
+    for (int r : {0, 2}) {
+      const std::string out = read_file(dir / ("out" + std::to_string(r)));
+      INFO("rank " << r << ": " << out);
+      CHECK(rc[r] == 2);
+      CHECK(out.find("rank 1 never joined with the job key within 2000 ms") != std::string::npos);
+    }
+    // Rank 0 logged rank 1's attempt as a stray.
+    CHECK(read_file(dir / "out0").find("ignoring a connection from 127.0.0.1:") != std::string::npos);
+    CHECK(rc[1] == 2);
+  }
+}
+
+TEST_CASE("cli tcp: too few file descriptors for the job is an immediate resource error", "[cli][tcp]") {
+  const fs::path dir = scratch_dir("cli-tcp-nofile");
+  const std::string plan = (dir / "enc32.cplan").string();
+  REQUIRE(run_collplan("compile --op encode --K 32 -o " + plan).status == 0);
+  std::string peers;
+  for (int r = 0; r < 32; ++r) peers += (r ? "," : "") + std::string("127.0.0.1:") + std::to_string(1 + r);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto res = collplan::test::run_shell("sh -c 'ulimit -n 16; exec " + collplan::test::collplan_cli() + " run " +
+                                             plan + " --transport tcp --rank 7 --peers " + peers + "' 2>&1");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(res.output());
+  CHECK(res.status == 4);
+  CHECK(res.output().find("out of file descriptors (the limit is 16, `ulimit -n`; a 32-rank TCP job needs about 48 "
+                          "per rank)") != std::string::npos);
+  CHECK(secs < 2.0);
 }

@@ -468,3 +468,44 @@ TEST_CASE("capi: TCP ranks that disagree on count, or a rank that never starts, 
     CHECK_THAT(res[0].error, Catch::Contains("rank 3"));
   }
 }
+
+TEST_CASE("capi: a TCP collective with a job key runs, and a key file that is not one is the caller argument",
+          "[capi][tcp]") {
+  const ir::Plan plan = block_plan(OpKind::Allgather, 3, 1, 1, Field::gf256(), "dissemination-allgather");
+  Handle h(plan);
+  const uint32_t K = 3;
+  const test::TempFile key("capi-job.key");
+  rt::write_key_file(key.path, true);
+  std::vector<int> status(K, -1);
+  std::vector<std::string> errors(K);
+  std::vector<std::vector<unsigned char>> outs(K);
+  const size_t len = 77;
+  const std::string peers = loopback_peers(K);
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < K; ++r)
+    threads.emplace_back([&, r] {
+      collplan_tcp_collective* c = nullptr;
+      status[r] = collplan_tcp_init_keyed(h.h, peers.c_str(), static_cast<int>(r), 5000, key.path.c_str(), &c);
+      if (status[r] != COLLPLAN_OK) {
+        errors[r] = collplan_last_error();
+        return;
+      }
+      const Packed p = packed(plan, r, len, 9);
+      outs[r].assign(p.expected.size(), 0xA5);
+      status[r] = collplan_tcp_run(c, p.in.data(), outs[r].data(), len);
+      if (status[r] != COLLPLAN_OK) errors[r] = collplan_last_error();
+      collplan_tcp_free(c);
+    });
+  for (auto& t : threads) t.join();
+  for (uint32_t r = 0; r < K; ++r) {
+    INFO("rank " << r << ": " << errors[r]);
+    CHECK(status[r] == COLLPLAN_OK);
+    CHECK(outs[r] == packed(plan, r, len, 9).expected);
+  }
+  collplan_tcp_collective* c = nullptr;
+  CHECK(collplan_tcp_init_keyed(h.h, "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", 0, 0, "/dev/null", &c) ==
+        COLLPLAN_ERR_ARGUMENT);
+  CHECK(c == nullptr);
+  CHECK_THAT(last_error(), Catch::Contains("collplan_tcp_init_keyed") &&
+                               Catch::Contains("the job key file '/dev/null' is not a regular file"));
+}

@@ -6,14 +6,18 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <set>
@@ -30,6 +34,7 @@
 #include "runtime/transport/tcp.h"
 #include "runtime/transport/threads.h"
 #include "support/error.h"
+#include <fmt/format.h>
 #include "test_util.h"
 
 using namespace collplan;
@@ -61,7 +66,8 @@ struct RankResult {
 // poisoned with 0xA5 before each run.
 std::vector<RankResult> run_tcp(const ir::Plan& plan, size_t len, uint64_t seed, rt::TcpOptions opt,
                                 const std::vector<Role>& roles = {}, const std::vector<rt::TcpOptions>& per_rank = {},
-                                int runs = 1, rt::EngineOptions eopt = {}) {
+                                int runs = 1, rt::EngineOptions eopt = {},
+                                const std::function<void(const std::vector<std::string>&)>& before = {}) {
   const uint32_t K = static_cast<uint32_t>(plan.ranks.size());
   std::vector<int> fds(K);
   std::vector<std::string> peers(K);
@@ -70,6 +76,7 @@ std::vector<RankResult> run_tcp(const ir::Plan& plan, size_t len, uint64_t seed,
     fds[r] = rt::tcp_listen("127.0.0.1:0", &port);
     peers[r] = "127.0.0.1:" + std::to_string(port);
   }
+  if (before) before(peers);  // every rank listens, none has started
   const Digest digest = ir::plan_digest(plan);
   std::vector<RankResult> res(K);
   std::vector<std::thread> threads;
@@ -123,6 +130,44 @@ std::string errors_of(const std::vector<RankResult>& res) {
   for (size_t r = 0; r < res.size(); ++r) s += "rank " + std::to_string(r) + ": " + res[r].error.value_or("ok") + "\n";
   return s;
 }
+
+// A blocking client socket connected to "127.0.0.1:port".
+int test_connect(const std::string& peer) {
+  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(peer.substr(peer.rfind(':') + 1))));
+  a.sin_addr.s_addr = htonl(0x7F000001);
+  REQUIRE(::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  return s;
+}
+
+// "127.0.0.1:port" of a client socket, as the transport logs it.
+std::string local_address(int s) {
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  return "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+}
+
+// Collects the transports' log lines (strays) from every rank's thread.
+class Log {
+ public:
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(m_);
+      text_ += line + "\n";
+    };
+  }
+  std::string text() {
+    std::lock_guard<std::mutex> lock(m_);
+    return text_;
+  }
+
+ private:
+  std::mutex m_;
+  std::string text_;
+};
 
 rt::TcpOptions fast_timeouts() {
   rt::TcpOptions o;
@@ -355,26 +400,266 @@ TEST_CASE("tcp: a corrupted frame is detected by its CRC", "[tcp]") {
   CHECK(detected);
 }
 
-TEST_CASE("tcp: a client that is not collplan is refused", "[tcp]") {
+TEST_CASE("tcp: a client that is not collplan is ignored, and the rank it kept out is named", "[tcp]") {
   uint16_t port = 0;
   const int fd = rt::tcp_listen("127.0.0.1:0", &port);
-  std::thread intruder([port] {
-    // Pretends to be rank 1 but speaks another protocol.
-    const std::vector<std::string> peers = {"127.0.0.1:" + std::to_string(port), "127.0.0.1:1"};
-    int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(0x7F000001);
-    if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-      const char junk[64] = "GET / HTTP/1.0\r\n\r\n";
-      (void)!::write(s, junk, sizeof junk);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    ::close(s);
-  });
+  // Speaks another protocol to rank 0, where rank 1 would connect; rank 1 never comes.
+  const int s = test_connect("127.0.0.1:" + std::to_string(port));
+  const char junk[64] = "GET / HTTP/1.0\r\n\r\n";
+  REQUIRE(::write(s, junk, sizeof junk) == sizeof junk);
   rt::TcpOptions opt = fast_timeouts();
+  opt.connect_timeout = std::chrono::milliseconds(1000);
+  Log log;
+  opt.log = log.sink();
   CHECK_THROWS_WITH(rt::TcpTransport({"127.0.0.1:" + std::to_string(port), "127.0.0.1:1"}, 0, Digest{}, opt, fd),
-                    Catch::Contains("not a collplan TCP hello"));
-  intruder.join();
+                    Catch::Contains("rank 1 never joined within 1000 ms"));
+  CHECK_THAT(log.text(), Catch::Contains("ignoring a connection from " + local_address(s)) &&
+                             Catch::Contains("not a collplan TCP hello"));
+  ::close(s);
+}
+
+TEST_CASE("tcp: stray connections before the peers (garbage, silence, half a hello) are ignored", "[tcp]") {
+  const ir::Plan plan = encode_plan(4, 2, 1, Field::gf256(), 9);
+  std::vector<rt::TcpOptions> per_rank(4, fast_timeouts());
+  Log log;
+  for (rt::TcpOptions& o : per_rank) {
+    o.handshake_timeout = std::chrono::milliseconds(500);
+    o.log = log.sink();
+  }
+  std::vector<int> strays;
+  std::vector<std::string> addresses;
+  const auto res = run_tcp(plan, 100, 3, fast_timeouts(), {}, per_rank, 2, {}, [&](const std::vector<std::string>& peers) {
+    // Queued in rank 0's backlog before any rank starts, so it meets them first.
+    const int garbage = test_connect(peers[0]);
+    unsigned char junk[64];
+    for (size_t i = 0; i < sizeof junk; ++i) junk[i] = static_cast<unsigned char>(i * 37 + 11);
+    REQUIRE(::write(garbage, junk, sizeof junk) == sizeof junk);
+    const int silent = test_connect(peers[0]);
+    const int half = test_connect(peers[0]);
+    rt::wire::Hello h;
+    h.rank = 3;
+    h.ranks = 4;
+    h.digest = ir::plan_digest(plan);
+    unsigned char hello[rt::wire::kHelloBytes];
+    rt::wire::encode_hello(h, hello);
+    REQUIRE(::write(half, hello, 30) == 30);
+    strays = {garbage, silent, half};
+    for (int s : strays) addresses.push_back(local_address(s));
+  });
+  INFO(errors_of(res) << log.text());
+  for (size_t r = 0; r < res.size(); ++r) {
+    REQUIRE(!res[r].error);
+    CHECK(rt::first_mismatch(plan.spec.field, static_cast<ir::Rank>(r), res[r].expected, res[r].outputs) == "");
+  }
+  // Each stray got its one line, naming its address (the silent ones: timed
+  // out, or closed when every rank had joined).
+  for (const std::string& a : addresses) CHECK_THAT(log.text(), Catch::Contains("connection from " + a));
+  CHECK_THAT(log.text(), Catch::Contains("not a collplan TCP hello"));
+  for (int s : strays) ::close(s);
+}
+
+namespace {
+
+// A fake rank 0 of a 2-rank plan: completes a valid (keyless) handshake with
+// rank 1 using the wire functions, then sends `header` and holds the
+// connection open until `done`.
+void fake_rank0(int listen_fd, const Digest& digest, rt::wire::FrameHeader header, const std::atomic<bool>& done) {
+  pollfd pfd{listen_fd, POLLIN, 0};
+  REQUIRE(::poll(&pfd, 1, 5000) == 1);
+  const int s = ::accept(listen_fd, nullptr, nullptr);
+  REQUIRE(s >= 0);
+  unsigned char theirs[rt::wire::kHelloBytes];
+  REQUIRE(::recv(s, theirs, sizeof theirs, MSG_WAITALL) == sizeof theirs);
+  rt::wire::Hello h1;
+  REQUIRE(rt::wire::parse_hello(theirs, sizeof theirs, &h1) == "");
+  CHECK(h1.rank == 1);
+  rt::wire::Hello h0;
+  h0.rank = 0;
+  h0.ranks = 2;
+  h0.digest = digest;
+  h0.nonce = rt::wire::random_bytes32();
+  unsigned char mine[rt::wire::kHelloBytes];
+  rt::wire::encode_hello(h0, mine);
+  REQUIRE(::send(s, mine, sizeof mine, MSG_NOSIGNAL) == sizeof mine);
+  REQUIRE(::send(s, &header, sizeof header, MSG_NOSIGNAL) == sizeof header);
+  while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::close(s);
+}
+
+long max_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+}  // namespace
+
+TEST_CASE("tcp: a frame header the plan does not allow is a protocol error before any allocation", "[tcp]") {
+  const ir::Plan plan = encode_plan(2, 1, 1, Field::gf256(), 10);
+  // A message rank 1 receives from rank 0, and its length at len = 64.
+  const size_t len = 64;
+  std::optional<ir::Recv> rv;
+  for (const ir::Step& st : plan.ranks[1].steps)
+    for (const ir::Recv& r : st.recvs)
+      if (r.from == 0 && !rv) rv = r;
+  REQUIRE(rv);
+  const uint64_t allowed = rv->into.size() * len * plan.spec.field.elem_bytes();
+  struct Case {
+    const char* name;
+    uint32_t step, port;
+    uint64_t length;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {"2^63", rv->sent_at, rv->port, uint64_t{1} << 63,
+       fmt::format("frame of length 9223372036854775808 for step {}, port {}; the plan allows {} bytes", rv->sent_at,
+                   rv->port, allowed)},
+      {"2^33", rv->sent_at, rv->port, uint64_t{1} << 33, fmt::format("the plan allows {} bytes", allowed)},
+      {"2^30", rv->sent_at, rv->port, uint64_t{1} << 30, fmt::format("the plan allows {} bytes", allowed)},
+      {"step", 999, rv->port, allowed, "a frame for step 999"},
+      {"port", rv->sent_at, 77, allowed, "port 77, which the plan does not have from it"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    uint16_t port0 = 0, port1 = 0;
+    const int fd0 = rt::tcp_listen("127.0.0.1:0", &port0), fd1 = rt::tcp_listen("127.0.0.1:0", &port1);
+    const std::vector<std::string> peers = {"127.0.0.1:" + std::to_string(port0), "127.0.0.1:" + std::to_string(port1)};
+    rt::wire::FrameHeader h{0, c.port, c.step, 0, c.length, 0, 0};
+    rt::wire::seal_header(h);
+    std::atomic<bool> done{false};
+    std::thread fake([&] { fake_rank0(fd0, ir::plan_digest(plan), h, done); });
+    const long rss0 = max_rss_kib();
+    std::optional<std::string> error;
+    const auto t0 = Clock::now();
+    try {
+      rt::TcpTransport tr(peers, 1, ir::plan_digest(plan), fast_timeouts(), fd1);
+      rt::Engine eng(plan, 1);
+      const rt::RankReplayData data = rt::rank_replay_data(plan, 1, len, 1);
+      std::vector<std::vector<unsigned char>> out(data.expected.size(), std::vector<unsigned char>(len));
+      std::vector<const void*> in;
+      std::vector<void*> o;
+      for (const auto& v : data.inputs) in.push_back(v.data());
+      for (auto& v : out) o.push_back(v.data());
+      eng.run(tr, in.data(), o.data(), len);
+    } catch (const UserError& e) {
+      error = e.what();
+    }
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    done = true;
+    fake.join();
+    ::close(fd0);
+    REQUIRE(error);
+    CHECK_THAT(*error, Catch::Contains("protocol error: rank 0 (127.0.0.1:" + std::to_string(port0) + ")") &&
+                           Catch::Contains(c.needle));
+    CHECK(secs < 2.0);  // at the header, not at a timeout
+    CHECK(max_rss_kib() - rss0 < 256 * 1024);
+  }
+}
+
+TEST_CASE("tcp: with a job key every rank proves it and frames carry a MAC", "[tcp]") {
+  const ir::Plan plan = encode_plan(4, 2, 1, Field::gf65536(), 11);
+  rt::TcpOptions opt = fast_timeouts();
+  opt.key = rt::wire::random_bytes32();
+  SECTION("the same key everywhere: correct replays, twice") {
+    const auto res = run_tcp(plan, 300, 5, opt, {}, {}, 2);
+    for (size_t r = 0; r < res.size(); ++r) {
+      INFO("rank " << r << ": " << res[r].error.value_or("ok"));
+      REQUIRE(!res[r].error);
+      CHECK(rt::first_mismatch(plan.spec.field, static_cast<ir::Rank>(r), res[r].expected, res[r].outputs) == "");
+      CHECK(res[r].buffered == 0);
+    }
+  }
+  SECTION("a frame changed on the way fails its MAC") {
+    std::vector<rt::TcpOptions> per_rank(4, opt);
+    per_rank[0].corrupt_step = 1;
+    const auto res = run_tcp(plan, 100, 1, opt, {}, per_rank, 1, rt::EngineOptions{false, true});
+    INFO(errors_of(res));
+    bool detected = false;
+    for (const RankResult& r : res)
+      detected |= r.error && r.error->find("the frame from rank 0 (127.0.0.1:") != std::string::npos &&
+                  r.error->find("failed its payload MAC check (corrupted or forged)") != std::string::npos;
+    CHECK(detected);
+  }
+  for (const bool no_key : {false, true}) {
+    DYNAMIC_SECTION((no_key ? "rank 2 has no key" : "rank 2 has another key")) {
+      std::vector<rt::TcpOptions> per_rank(4, opt);
+      Log log;
+      for (rt::TcpOptions& o : per_rank) {
+        o.connect_timeout = std::chrono::milliseconds(1500);
+        o.log = log.sink();
+      }
+      if (no_key)
+        per_rank[2].key.reset();
+      else
+        per_rank[2].key = rt::wire::random_bytes32();
+      const auto res = run_tcp(plan, 16, 1, opt, {}, per_rank);
+      INFO(errors_of(res) << log.text());
+      for (uint32_t r : {0u, 1u, 3u}) {
+        REQUIRE(res[r].error);
+        CHECK_THAT(*res[r].error, Catch::Contains("rank 2 never joined with the job key within 1500 ms"));
+        CHECK(res[r].seconds < 1.5 + 1.5);
+      }
+      REQUIRE(res[2].error);
+      CHECK_THAT(*res[2].error, Catch::Contains("never joined"));
+      CHECK_THAT(log.text(), Catch::Contains(no_key ? "it holds no job key and this job has one"
+                                                    : "it could not prove the job key"));
+    }
+  }
+}
+
+TEST_CASE("tcp: a peer holding another plan and the key is a real mismatch", "[tcp]") {
+  // Two ranks, so the one handshake decides (with more, a rank may give up
+  // on a mismatch elsewhere first and close this handshake half way).
+  const ir::Plan plan = encode_plan(2, 1, 1, Field::gf256(), 12);
+  rt::TcpOptions opt = fast_timeouts();
+  opt.key = rt::wire::random_bytes32();
+  opt.connect_timeout = std::chrono::milliseconds(1500);
+  const auto res = run_tcp(plan, 16, 1, opt, {Role::run, Role::wrong_plan});
+  INFO(errors_of(res));
+  for (const auto& r : res) REQUIRE(r.error);
+  CHECK_THAT(*res[0].error, Catch::Contains("refusing the TCP connection with rank 1 (127.0.0.1:") &&
+                                Catch::Contains("every rank must replay the same plan"));
+  CHECK_THAT(*res[1].error, Catch::Contains("refusing the TCP connection with rank 0 (127.0.0.1:") &&
+                                Catch::Contains("holds plan " + ir::plan_digest(plan).hex()));
+}
+
+TEST_CASE("tcp: the wire format: hellos, key proofs, key text", "[tcp]") {
+  rt::wire::Hello h;
+  h.rank = 5;
+  h.ranks = 9;
+  h.flags = rt::wire::kHelloKeyed;
+  h.digest.bytes[3] = 7;
+  h.nonce = rt::wire::random_bytes32();
+  unsigned char b[rt::wire::kHelloBytes];
+  rt::wire::encode_hello(h, b);
+  rt::wire::Hello back;
+  REQUIRE(rt::wire::parse_hello(b, sizeof b, &back) == "");
+  CHECK((back.rank == 5 && back.ranks == 9 && back.flags == 1 && back.digest == h.digest && back.nonce == h.nonce));
+  b[20] ^= 1;
+  CHECK_THAT(rt::wire::parse_hello(b, sizeof b, &back), Catch::Contains("CRC32C"));
+  b[7] = '1';
+  CHECK_THAT(rt::wire::parse_hello(b, sizeof b, &back), Catch::Contains("version '1'"));
+  CHECK_THAT(rt::wire::parse_hello(b, 10, &back), Catch::Contains("72 bytes"));
+
+  const rt::wire::Key k1 = rt::wire::random_bytes32(), k2 = rt::wire::random_bytes32();
+  rt::wire::Hello a = h;
+  a.rank = 2;
+  a.nonce = rt::wire::random_bytes32();
+  CHECK(rt::wire::proof(k1, 'C', h, a) == rt::wire::proof(k1, 'C', h, a));
+  CHECK(rt::wire::proof(k1, 'C', h, a) != rt::wire::proof(k2, 'C', h, a));
+  CHECK(rt::wire::proof(k1, 'C', h, a) != rt::wire::proof(k1, 'A', h, a));  // a proof cannot be reflected
+  const auto sc = rt::wire::session_keys(k1, h, a, true), sa = rt::wire::session_keys(k1, a, h, false);
+  CHECK((sc.send == sa.recv && sc.recv == sa.send && sc.send != sc.recv));
+
+  CHECK(rt::wire::parse_key(rt::wire::key_hex(k1) + "\n", "k") == k1);
+  CHECK_THROWS_WITH(rt::wire::parse_key("abc", "the job key file 'k'"), Catch::Contains("64 hex digits"));
+  CHECK_THROWS_WITH(rt::wire::parse_key(std::string(63, 'a') + "g", "k"), Catch::Contains("not a hex digit"));
+}
+
+TEST_CASE("tcp: peer lists that are not regular files or are too long are refused", "[tcp]") {
+  const auto t0 = Clock::now();
+  CHECK_THROWS_WITH(rt::parse_peers("/dev/zero"), Catch::Contains("'/dev/zero' is not a regular file"));
+  CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 1.0);
+  CHECK_THROWS_WITH(rt::parse_peers("h:1,h:2,h:3", 2), Catch::Contains("more than 2 entries"));
+  CHECK(rt::parse_peers("h:1,h:2", 2).size() == 2);
 }

@@ -5,7 +5,7 @@
 # chosen rank, and no other, is its own library holding only its entry point;
 # the rank libraries, their sources, their plan files and the header share
 # the plan's digest; an object library per rank of a decentralized plan links
-# and runs; a second build does no work, touching a source regenerates
+# and runs; a program linking collplan::tcp (and so libcrypto) links and runs; a second build does no work, touching a source regenerates
 # nothing, a spec change (SEED) regenerates the plan once and rebuilds the
 # libraries, a RANKS change makes the new set of libraries; bad calls fail at
 # configure time with a message naming the bad value.
@@ -62,6 +62,8 @@ log=$(cmake --build "$b")
 d1=$("$b/digest" | head -1)
 echo "seed 1: digest $d1; libraries for ranks $("$b/digest" | sed -n 2p)"
 check_fw "0 2 3" "$d1"
+# collplan::tcp (and the libcrypto it links) from the package.
+"$b/tcp_key" | grep -qE '^job key [0-9a-f]{64}$' || fail "the collplan::tcp consumer did not run"
 # rs: an object library per rank 0..5 (no archives), linked together.
 for r in 0 1 2 3 4 5; do
   [ -f "$b/CMakeFiles/rs_rank$r.dir/collplan/rs/rs_rank$r.cpp.o" ] || fail "no object file for rs rank $r"
