@@ -19,8 +19,9 @@
 //     a handler put in place with the first temporary (and again with a
 //     later one if the program has replaced it since), which then lets the
 //     signal take its usual course (the previous handler, or the default).
-//   Every failure is a UserError (exit status 2) naming the path and the
-//     system's reason ("No space left on device").
+//   Every failure names the path and the system's reason: a UserError (exit
+//     status 2: "No space left on device", "Permission denied"), or a
+//     ResourceError (exit 4) when descriptors or kernel memory ran out.
 //
 // Reading (read_regular_file): a regular file only (a directory, device,
 // FIFO or socket is refused by name), at most `limit` bytes (limits.h):
@@ -150,6 +151,18 @@ inline std::vector<std::string> registered_temps() {
 
 namespace detail {
 
+// A failed system call on a file: the environment's (ResourceError, exit 4)
+// when it ran out of descriptors or kernel memory, else the caller's
+// (UserError, exit 2: missing, not permitted, disk full, ...). `verb` is
+// "write", "read" or "open".
+[[noreturn]] inline void io_error(int err, const char* verb, const std::string& what, const std::string& path) {
+  const std::string msg = fmt::format("cannot {} {} '{}': {}", verb, what, path, std::strerror(err));
+  if (err == EMFILE || err == ENFILE)
+    throw ResourceError(msg + " (raise `ulimit -n`)", ResourceError::Kind::Descriptors);
+  if (err == ENOMEM) throw ResourceError(msg, ResourceError::Kind::Memory);
+  throw UserError(msg);
+}
+
 inline std::string dir_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -167,7 +180,7 @@ inline std::string follow_links(std::string path, const std::string& what) {
     if (hops == 40) user_error("cannot write {} '{}': too many levels of symbolic links", what, path);
     std::string target(kPathMax, '\0');
     const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
-    if (n < 0) user_error("cannot write {} '{}': {}", what, path, std::strerror(errno));
+    if (n < 0) io_error(errno, "write", what, path);
     target.resize(static_cast<size_t>(n));
     path = (target.starts_with('/') || path.find('/') == std::string::npos) ? target : dir_of(path) + "/" + target;
   }
@@ -208,7 +221,7 @@ inline Target resolve_target(const std::string& path, const std::string& what) {
       user_error("cannot write {} '{}': it is {} (only a regular file, a character device or a FIFO can be written)",
                  what, path, kind_of(st.st_mode));
   } else if (errno != ENOENT) {
-    user_error("cannot write {} '{}': {}", what, path, std::strerror(errno));
+    io_error(errno, "write", what, path);
   }
   return t;
 }
@@ -297,7 +310,7 @@ class OutputFile {
   const std::string& temp_path() const { return temp_; }
 
  private:
-  [[noreturn]] void fail(int err) const { user_error("cannot write {} '{}': {}", what_, path_, std::strerror(err)); }
+  [[noreturn]] void fail(int err) const { detail::io_error(err, "write", what_, path_); }
   [[noreturn]] void fail_and_abandon(int err) {
     abandon();
     fail(err);
@@ -331,12 +344,12 @@ class InputFile {
  public:
   InputFile(const std::string& path, const std::string& what, uint64_t limit) : path_(path), what_(what) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);  // a FIFO must not block the open
-    if (fd_ < 0) user_error("cannot open {} '{}': {}", what, path, std::strerror(errno));
+    if (fd_ < 0) detail::io_error(errno, "open", what, path);
     struct stat st {};
     if (::fstat(fd_, &st) != 0) {
       const int err = errno;
       ::close(fd_);
-      user_error("cannot read {} '{}': {}", what, path, std::strerror(err));
+      detail::io_error(err, "read", what, path);
     }
     if (!S_ISREG(st.st_mode)) {
       ::close(fd_);
@@ -364,7 +377,7 @@ class InputFile {
     while (n > 0) {
       const ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(offset));
       if (r < 0 && errno == EINTR) continue;
-      if (r < 0) user_error("cannot read {} '{}': {}", what_, path_, std::strerror(errno));
+      if (r < 0) detail::io_error(errno, "read", what_, path_);
       if (r == 0)
         user_error("cannot read {} '{}': {} bytes at offset {} could not be read (the file is shorter)", what_,
                    path_, n, offset);

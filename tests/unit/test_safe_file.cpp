@@ -4,6 +4,7 @@
 // within their limit.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -174,4 +175,36 @@ TEST_CASE("safe_file: reads take regular files within their limit", "[files]") {
   CHECK_THAT(user_error_of([&] { files::read_regular_file(fifo, "test file", 100); }), Catch::Contains("a FIFO"));
   CHECK_THAT(user_error_of([&] { files::read_regular_file((d / "missing").string(), "test file", 100); }),
              Catch::Contains("cannot open test file") && Catch::Contains("No such file or directory"));
+}
+
+TEST_CASE("safe_file: running out of descriptors is a ResourceError, not the user's fault", "[files]") {
+  const fs::path d = scratch_dir("safe-file-descriptors");
+  const std::string out = (d / "a.out").string(), in = (d / "in").string();
+  write_file(in, "x");
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // the child: every descriptor taken, then a write and a read
+    const rlimit few{64, 64};
+    ::setrlimit(RLIMIT_NOFILE, &few);
+    while (::dup(STDERR_FILENO) >= 0) {
+    }
+    int kinds = 0;
+    try {
+      files::write_file(out, "test file", "x");
+    } catch (const collplan::ResourceError& e) {
+      kinds += e.kind() == collplan::ResourceError::Kind::Descriptors;
+    } catch (...) {
+    }
+    try {
+      files::read_regular_file(in, "test file", 10);
+    } catch (const collplan::ResourceError& e) {
+      kinds += e.kind() == collplan::ResourceError::Kind::Descriptors;
+    } catch (...) {
+    }
+    ::_exit(kinds == 2 ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  CHECK(names_in(d) == std::vector<std::string>{"in"});
 }
