@@ -163,15 +163,15 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
     return res;
   } catch (const std::bad_alloc&) {
     // Within the limits, so the environment's memory ran out (ulimit -v, a
-    // full machine): say what was being built and about how large it is
-    // (~40 bytes per received element, support/limits.h).
+    // full machine): say what was being built and how large it is. No byte
+    // figure: ~40 bytes per received element (support/limits.h) holds for
+    // the plan, but the exact check of a coded plan keeps a coefficient
+    // vector of K·n entries per slot, far more.
     resource_error(ResourceError::Kind::Memory,
                    "out of memory building and checking the {} plan of {} = {} ranks, blocks = {}{}; raise `ulimit -v` "
                    "or free memory, or use fewer ranks or blocks",
                    g.name, spec.op == OpKind::DecentralizedEncode ? "N" : "K", num_ranks(spec), spec.blocks,
-                   elements ? fmt::format(" (about {} received elements, estimated {} MiB)", elements,
-                                          std::max<uint64_t>(1, mul_sat(elements, 40) >> 20))
-                            : std::string());
+                   elements ? fmt::format(" (about {} received elements)", elements) : std::string());
   }
 }
 
