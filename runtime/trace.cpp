@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "support/error.h"
+#include "support/safe_file.h"
 
 namespace collplan::rt {
 
@@ -188,15 +189,24 @@ nlohmann::json trace_json(const std::vector<TraceEvent>& events, const nlohmann:
 }
 
 void write_trace(const std::string& path, const std::vector<TraceEvent>& events, const nlohmann::json& other) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) user_error("--trace {}: cannot open the file for writing", path);
+  // Through a temporary renamed into place (support/safe_file.h): a run
+  // killed while writing leaves the previous trace or none, never a part.
+  files::OutputFile f(path, "--trace file");
   // One event per line: small enough to read, and diffable.
   const nlohmann::json j = trace_json(events, other);
-  f << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << j["otherData"].dump() << ",\"traceEvents\":[\n";
+  std::string text = "{\"displayTimeUnit\":\"ns\",\"otherData\":" + j["otherData"].dump() + ",\"traceEvents\":[\n";
   const auto& list = j["traceEvents"];
-  for (size_t i = 0; i < list.size(); ++i) f << list[i].dump() << (i + 1 < list.size() ? ",\n" : "\n");
-  f << "]}\n";
-  if (!f) user_error("--trace {}: writing the file failed", path);
+  for (size_t i = 0; i < list.size(); ++i) {
+    text += list[i].dump();
+    text += i + 1 < list.size() ? ",\n" : "\n";
+    if (text.size() >= (1u << 16)) {
+      f.write(text);
+      text.clear();
+    }
+  }
+  text += "]}\n";
+  f.write(text);
+  f.commit();
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "ir/binary.h"
 #include "ir/slot_layout.h"
 #include "support/error.h"
+#include "support/safe_file.h"
 
 namespace collplan::backend {
 
@@ -417,10 +418,7 @@ void write_files(const std::vector<EmittedFile>& files, const std::string& dir) 
   if (ec) user_error("cannot create directory '{}': {}", dir, ec.message());
   for (const auto& f : files) {
     const auto path = (std::filesystem::path(dir) / f.name).string();
-    std::ofstream o(path, std::ios::binary);
-    o << f.text;
-    o.close();
-    if (!o) user_error("cannot write '{}'", path);
+    files::write_file(path, "emitted C++ file", f.text);
   }
 }
 

@@ -20,6 +20,8 @@
 #include "json/json.h"
 #include "pipeline/pipeline.h"
 #include "support/error.h"
+#include "support/limits.h"
+#include "support/safe_file.h"
 
 namespace collplan::cli {
 
@@ -126,11 +128,12 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
 // ---- plan files --------------------------------------------------------------
 
 bool is_binary_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) user_error("cannot open plan file '{}'", path);
+  // A regular file of at most kMaxPlanFileBytes (the readers check it again).
+  const files::InputFile in(path, "plan file", kMaxPlanFileBytes);
   uint8_t buf[16] = {};
-  in.read(reinterpret_cast<char*>(buf), sizeof buf);
-  return ir::looks_like_binary_plan(buf, static_cast<size_t>(in.gcount()));
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(in.size(), sizeof buf));
+  in.read_at(0, buf, n);
+  return ir::looks_like_binary_plan(buf, n);
 }
 
 ir::Plan load_plan(const std::string& path) {

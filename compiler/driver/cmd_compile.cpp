@@ -18,6 +18,7 @@
 #include "passes/cost.h"
 #include "pipeline/pipeline.h"
 #include "support/error.h"
+#include "support/safe_file.h"
 
 namespace collplan::cli {
 
@@ -53,12 +54,10 @@ std::string write_generator(const Spec& spec, const std::string& path) {
                        "reduced; x, y, v, v' are in the plan header",
                        2 * K, K, spec.field.name());
   }
-  std::ofstream f(path);
-  if (!f) user_error("cannot write generator matrix file '{}'", path);
-  f << "# " << what << "\n";
+  std::string text = "# " + what + "\n";
   for (uint32_t i = 0; i < g.rows; ++i)
-    for (uint32_t j = 0; j < g.cols; ++j) f << g.at(i, j) << (j + 1 == g.cols ? "\n" : ",");
-  if (!f) user_error("cannot write generator matrix file '{}'", path);
+    for (uint32_t j = 0; j < g.cols; ++j) text += fmt::format("{}{}", g.at(i, j), j + 1 == g.cols ? '\n' : ',');
+  files::write_file(path, "generator matrix file", text);
   return fmt::format("wrote {} (the {} x {} generator matrix)", path, g.rows, g.cols);
 }
 

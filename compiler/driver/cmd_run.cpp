@@ -36,6 +36,7 @@
 #include "runtime/transport/tcp.h"
 #include "support/error.h"
 #include "support/limits.h"
+#include "support/safe_file.h"
 #ifdef COLLPLAN_HAVE_MPI
 #include "runtime/transport/mpi.h"
 #endif
@@ -123,8 +124,7 @@ nlohmann::json trace_meta(const RunOptions& o, const ir::Plan& plan, uint32_t ra
 // Fails before the run, not after it, when the trace cannot be written.
 void check_trace_path(const std::string& path) {
   if (path.empty()) return;
-  std::ofstream f(path, std::ios::binary | std::ios::app);
-  if (!f) user_error("--trace {}: cannot open the file for writing", path);
+  files::check_writable(path, "--trace file");  // creates nothing: a failed run leaves no empty trace
 }
 
 double median(std::vector<double> v) {
@@ -434,11 +434,14 @@ void add_run_command(CLI::App& app, CommandList& cmds) {
         o->rank_given = true;
       },
       "tcp: this process's rank");
+  // CLI::Range, not CLI::PositiveNumber: its message prints the range of a
+  // double (300 digits).
+  const CLI::Range positive_ms(uint32_t{1}, std::numeric_limits<uint32_t>::max());
   run->add_option("--timeout", o->timeout_ms, "tcp: ms a step may wait for a peer before failing")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_ms)
       ->capture_default_str();
   run->add_option("--connect-timeout", o->connect_timeout_ms, "tcp: ms to connect to every peer and handshake")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_ms)
       ->capture_default_str();
   run->add_option("--key-file", o->key_file,
                   "tcp: the job key (`collplan keygen`); every rank must give the same one. Default: the file "

@@ -26,6 +26,7 @@
 #include "pipeline/pipeline.h"
 #include "search/search.h"
 #include "support/error.h"
+#include "support/safe_file.h"
 
 namespace collplan::cli {
 
@@ -84,11 +85,10 @@ int run_grid(const SearchFlags& f) {
       j["status"] = status_line(o);
       table.push_back(j);
       if (!f.table_out.empty()) {  // after every case: a long grid stopped early keeps what it found
-        std::ofstream out(f.table_out);
-        out << nlohmann::json{{"solver", search::solver_name()}, {"time_limit_s", f.time_limit}, {"entries", table}}
-                   .dump(1)
-            << "\n";
-        if (!out) user_error("search: cannot write '{}'", f.table_out);
+        files::write_file(
+            f.table_out, "--write-table file",
+            nlohmann::json{{"solver", search::solver_name()}, {"time_limit_s", f.time_limit}, {"entries", table}}.dump(1) +
+                "\n");
       }
       if (text)
         std::cout << fmt::format("{:>3} {:>2} {:>3} {:>7} {:>10} {:>9} {:>9} {:>8.2f}  {}\n", K, p, o.C1, o.lemma2,
@@ -172,9 +172,7 @@ int run_one(const SearchFlags& f, const Spec& spec) {
   if (!f.proof_dir.empty()) q.proof_path = f.proof_dir + "/relay.drat";
   const search::RelayAnswer a = search::solve_relay(q);
   if (a.schedule && !f.schedule_out.empty()) {
-    std::ofstream out(f.schedule_out);
-    if (!out) user_error("search: cannot write '{}'", f.schedule_out);
-    out << gen::relay_schedule_json(*a.schedule).dump() << "\n";
+    files::write_file(f.schedule_out, "--schedule file", gen::relay_schedule_json(*a.schedule).dump() + "\n");
   }
   if (a.schedule && (!f.out.empty() || !f.json_out.empty())) {
     const pipeline::CompileResult r = outcome_plan(a.schedule, spec);
@@ -227,9 +225,7 @@ int run_search(SearchFlags& f) {
   if (!f.json_out.empty()) ir::write_json_file(r.plan, f.json_out, false, passes::cost_json(r.cost));
   if (!f.schedule_out.empty()) {
     if (!o.schedule) user_error("search: no schedule better than prepare-and-shoot was found; --schedule has nothing to write");
-    std::ofstream out(f.schedule_out);
-    if (!out) user_error("search: cannot write '{}'", f.schedule_out);
-    out << gen::relay_schedule_json(*o.schedule).dump() << "\n";
+    files::write_file(f.schedule_out, "--schedule file", gen::relay_schedule_json(*o.schedule).dump() + "\n");
   }
   if (f.format == "json") {
     nlohmann::json j = search::outcome_json(o);

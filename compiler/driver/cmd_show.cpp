@@ -18,23 +18,21 @@
 #include "ir/text.h"
 #include "passes/verify.h"
 #include "support/error.h"
+#include "support/safe_file.h"
+#include "support/limits.h"
 
 namespace collplan::cli {
 
 namespace {
 
 void write_file(const std::string& path, const std::string& text, const char* flag) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) user_error("{} {}: cannot open the file for writing", flag, path);
-  f << text;
-  if (!f) user_error("{} {}: writing the file failed", flag, path);
+  files::write_file(path, fmt::format("{} file", flag), text);
 }
 
 nlohmann::json read_trace(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) user_error("--trace {}: cannot read the file", path);
+  const std::string text = files::read_regular_file(path, "--trace file", kMaxTraceFileBytes);
   try {
-    return nlohmann::json::parse(f);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     user_error("--trace {}: not JSON ({})", path, e.what());
   }

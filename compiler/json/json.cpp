@@ -15,6 +15,8 @@
 
 #include "matrix/matrix.h"
 #include "support/error.h"
+#include "support/limits.h"
+#include "support/safe_file.h"
 
 namespace collplan::ir {
 
@@ -497,10 +499,6 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
   return prog;
 }
 
-[[noreturn]] void cannot_write(const std::string& path, const std::string& why) {
-  user_error("cannot write JSON plan file '{}': {}", path, why);
-}
-
 }  // namespace
 
 // ─── Public API ─────────────────────────────────────────────────────────────
@@ -560,13 +558,49 @@ Plan from_json(const json& j) {
   return plan;
 }
 
-Plan read_json(const char* data, size_t size, const std::string& name) {
-  json j;
+nlohmann::json parse_json_strict(const char* data, size_t size, const std::string& name) {
+  // The keys seen in each open object, innermost last; keys[d] belongs to
+  // the object that opened at depth d.
+  std::vector<std::vector<std::string>> keys;
+  std::vector<std::string> where;  // the key under which each open object sits
+  std::string last_key;
+  auto check_keys = [&](int depth, json::parse_event_t event, json& parsed) {
+    (void)depth;
+    switch (event) {
+      case json::parse_event_t::object_start:
+        keys.emplace_back();
+        where.push_back(last_key);
+        last_key.clear();
+        break;
+      case json::parse_event_t::object_end:
+        if (!keys.empty()) keys.pop_back();
+        if (!where.empty()) where.pop_back();
+        last_key.clear();
+        break;
+      case json::parse_event_t::array_start: last_key.clear(); break;
+      case json::parse_event_t::key: {
+        std::string k = parsed.get<std::string>();
+        auto& seen = keys.back();
+        if (std::find(seen.begin(), seen.end(), k) != seen.end())
+          user_error("{}: invalid JSON: key \"{}\" appears twice in the {}", name, k,
+                     where.back().empty() ? std::string("same object") : fmt::format("object \"{}\"", where.back()));
+        seen.push_back(k);
+        last_key = std::move(k);
+        break;
+      }
+      default: break;
+    }
+    return true;
+  };
   try {
-    j = json::parse(data, data + size);
+    return json::parse(data, data + size, check_keys);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1E621
     user_error("{}: invalid JSON: {}", name, e.what());
   }
+}
+
+Plan read_json(const char* data, size_t size, const std::string& name) {
+  const json j = parse_json_strict(data, size, name);
   try {
     return from_json(j);
   } catch (const UserError& e) {
@@ -577,40 +611,22 @@ Plan read_json(const char* data, size_t size, const std::string& name) {
 }
 
 Plan read_json_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) user_error("cannot read JSON plan file '{}': it is a directory", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) user_error("cannot read JSON plan file '{}': {}", path, std::strerror(errno));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) user_error("cannot read JSON plan file '{}': {}", path, std::strerror(errno));
+  const std::string text = files::read_regular_file(path, "JSON plan file", kMaxPlanFileBytes);
   return read_json(text.data(), text.size(), path);
 }
 
 void write_json_file(const Plan& plan, const std::string& path, bool with_matrix, const json& cost) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) cannot_write(path, std::strerror(errno));
-    // Same members as to_json, in reading order, one rank per line.
-    out << "{\"format\":" << json(kFormat).dump() << ",\"version\":" << kVersion
-        << ",\"num_steps\":" << plan.num_steps
-        << ",\n\"spec\":" << spec_json<nlohmann::ordered_json>(plan.spec, with_matrix).dump()
-        << ",\n\"cost\":" << cost_or_empty(cost).dump() << ",\n\"ranks\":[";
-    for (size_t k = 0; k < plan.ranks.size(); ++k)
-      out << (k ? ",\n" : "\n") << rank_json<nlohmann::ordered_json>(plan.ranks[k]).dump();
-    out << "\n]}\n";
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      cannot_write(path, "write failed (disk full?)");
-    }
+  files::OutputFile out(path, "JSON plan file");
+  // Same members as to_json, in reading order, one rank per line.
+  out.write(fmt::format("{{\"format\":{},\"version\":{},\"num_steps\":{},\n\"spec\":{},\n\"cost\":{},\n\"ranks\":[",
+                        json(kFormat).dump(), kVersion, plan.num_steps,
+                        spec_json<nlohmann::ordered_json>(plan.spec, with_matrix).dump(), cost_or_empty(cost).dump()));
+  for (size_t k = 0; k < plan.ranks.size(); ++k) {
+    out.write(k ? ",\n" : "\n");
+    out.write(rank_json<nlohmann::ordered_json>(plan.ranks[k]).dump());
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    cannot_write(path, ec.message());
-  }
+  out.write("\n]}\n");
+  out.commit();
 }
 
 }  // namespace collplan::ir

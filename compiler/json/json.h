@@ -59,7 +59,14 @@ Plan from_json(const nlohmann::json& j);
 Field field_from_json(const nlohmann::json& v, const std::string& path);
 MatrixSpec matrix_from_json(const nlohmann::json& v, const std::string& path, const Field& f);
 
-// Reads and imports a JSON plan file; UserError naming the file on an
+// Parses a JSON document; UserError naming `name` on invalid JSON (the
+// parser's line and column) and on an object that holds one key twice (the
+// JSON standard leaves its meaning open: collplan refuses it rather than
+// keep one of the values). For JSON plans and spec files.
+nlohmann::json parse_json_strict(const char* data, size_t size, const std::string& name);
+
+// Reads and imports a JSON plan file (a regular file of at most
+// kMaxPlanFileBytes, support/limits.h); UserError naming the file on an
 // unreadable file, invalid JSON (with the parser's line and column) or any
 // from_json problem.
 Plan read_json_file(const std::string& path);

@@ -11,6 +11,8 @@
 
 #include "matrix/structured.h"
 #include "support/error.h"
+#include "support/limits.h"
+#include "support/safe_file.h"
 
 namespace collplan {
 
@@ -277,6 +279,8 @@ Matrix read_matrix_market(std::istream& in, const std::string& path, uint32_t ro
   Matrix m = Matrix::zeros(rows, cols);
   if (coord) {
     uint64_t nnz = parse_uint(toks[2], path, lineno);
+    std::vector<uint32_t> seen(static_cast<size_t>(rows) * cols, 0);  // the line of each coordinate given (a file of
+                                                                         // <= 1 GiB has < 2^32 lines)
     for (uint64_t e = 0; e < nnz; ++e) {
       if (!next_data_line(line)) user_error("{}: expected {} entries, file ends after {}", path, nnz, e);
       std::istringstream es(line);
@@ -289,6 +293,13 @@ Matrix read_matrix_market(std::istream& in, const std::string& path, uint32_t ro
         user_error("{}:{}: coordinate ({}, {}) is outside the {}x{} matrix (1-based)", path, lineno, i, j, rows, cols);
       uint64_t v = type == "pattern" ? 1 : parse_uint(et[2], path, lineno);
       if (!f.valid(v)) user_error("{}:{}: entry {} is not an element of {} (valid: 0..{})", path, lineno, v, f.name(), f.size() - 1);
+      // Matrix Market sums repeated coordinates of a sparse matrix; over a
+      // field that is rarely what a generator file means, so it is refused.
+      const size_t at = static_cast<size_t>(i - 1) * cols + (j - 1);
+      if (seen[at])
+        user_error("{}:{}: coordinate ({}, {}) is given twice (first on line {}); each entry may appear once", path,
+                   lineno, i, j, seen[at]);
+      seen[at] = static_cast<uint32_t>(lineno);
       m.at(static_cast<uint32_t>(i - 1), static_cast<uint32_t>(j - 1)) = static_cast<Elem>(v);
     }
   } else {
@@ -340,8 +351,7 @@ Matrix read_matrix(std::istream& in, const std::string& path, uint32_t rows, uin
 }
 
 MatrixSpec matrix_from_file(const std::string& path, uint32_t rows, uint32_t cols, const Field& f) {
-  std::ifstream in(path);
-  if (!in) user_error("cannot open matrix file '{}'", path);
+  std::istringstream in(files::read_regular_file(path, "matrix file", kMaxMatrixFileBytes));
   // The plan is bound to the entries, never to where they were read from:
   // A.csv, ./A.csv, an absolute path or a copy in another folder give the
   // same bytes and the same plan digest (no path, no base name, in source).

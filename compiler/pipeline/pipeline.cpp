@@ -147,14 +147,32 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   for (const auto& name : opt.passes) (void)find_pass(name);  // before generating anything
   // The whole plan is held in memory: refuse, before generating, one whose
   // estimated size is over kMaxPlanElements (support/limits.h).
-  if (g.estimate) check_plan_size(spec, g, g.estimate(spec, opt.cost_model));
+  uint64_t elements = 0;  // estimated; 0 when the generator has no estimate
+  if (g.estimate) {
+    const gen::PostalSplitCost e = g.estimate(spec, opt.cost_model);
+    check_plan_size(spec, g, e);
+    if (e.C1 != UINT32_MAX && e.C2 != UINT64_MAX) elements = plan_elements(spec, e);
+  }
 
-  auto t0 = std::chrono::steady_clock::now();
-  ir::Plan plan = g.build(spec, opt.cost_model);
-  const std::string line = fmt::format("generate {:<14} {:8.3f} s", plan.spec.algorithm, seconds_since(t0));
-  CompileResult res = finish_plan(std::move(plan), g.name, opt);
-  res.log.insert(res.log.begin(), line);
-  return res;
+  try {
+    auto t0 = std::chrono::steady_clock::now();
+    ir::Plan plan = g.build(spec, opt.cost_model);
+    const std::string line = fmt::format("generate {:<14} {:8.3f} s", plan.spec.algorithm, seconds_since(t0));
+    CompileResult res = finish_plan(std::move(plan), g.name, opt);
+    res.log.insert(res.log.begin(), line);
+    return res;
+  } catch (const std::bad_alloc&) {
+    // Within the limits, so the environment's memory ran out (ulimit -v, a
+    // full machine): say what was being built and how large it is. No byte
+    // figure: ~40 bytes per received element (support/limits.h) holds for
+    // the plan, but the exact check of a coded plan keeps a coefficient
+    // vector of K·n entries per slot, far more.
+    resource_error(ResourceError::Kind::Memory,
+                   "out of memory building and checking the {} plan of {} = {} ranks, blocks = {}{}; raise `ulimit -v` "
+                   "or free memory, or use fewer ranks or blocks",
+                   g.name, spec.op == OpKind::DecentralizedEncode ? "N" : "K", num_ranks(spec), spec.blocks,
+                   elements ? fmt::format(" (about {} received elements)", elements) : std::string());
+  }
 }
 
 CompileResult finish_plan(ir::Plan plan, const std::string& made_by, const CompileOptions& opt) {

@@ -14,6 +14,8 @@
 
 #include "json/json.h"
 #include "support/error.h"
+#include "support/limits.h"
+#include "support/safe_file.h"
 
 namespace collplan::pipeline {
 
@@ -148,14 +150,8 @@ AlgorithmText parse_algorithm_text(const std::string& text) {
 
 void apply_spec_file(SpecFlags& sf) {
   if (sf.spec_file.empty()) return;
-  std::ifstream in(sf.spec_file);
-  if (!in) user_error("cannot open spec file '{}'", sf.spec_file);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    user_error("spec file '{}' is not valid JSON: {}", sf.spec_file, e.what());
-  }
+  const std::string text = files::read_regular_file(sf.spec_file, "spec file", kMaxSpecFileBytes);
+  const nlohmann::json j = ir::parse_json_strict(text.data(), text.size(), fmt::format("spec file '{}'", sf.spec_file));
   if (!j.is_object()) user_error("spec file '{}' must hold a JSON object (docs/spec-files.md)", sf.spec_file);
   const nlohmann::json* spec = &j;
   if (j.contains("format")) {  // a whole JSON plan: its spec

@@ -37,6 +37,7 @@
 #include <fmt/format.h>
 
 #include "support/error.h"
+#include "support/safe_file.h"
 
 namespace collplan::search {
 
@@ -339,13 +340,19 @@ RelayAnswer solve_relay(const RelayQuery& qy) {
   ans.variables = static_cast<uint64_t>(f.vars());
   ans.clauses = f.clauses();
   if (!qy.dimacs_path.empty()) {
-    std::ofstream out(qy.dimacs_path);
-    if (!out) user_error("search: cannot write the CNF to '{}'", qy.dimacs_path);
-    out << fmt::format("c collplan relay-and-combine search K={} p={} sizes={}{}\n", K, P, fmt::join(qy.sizes, ","),
-                       qy.circulant ? " circulant" : "");
-    out << fmt::format("p cnf {} {}\n", f.vars(), f.clauses());
-    for (int x : f.flat()) out << x << (x == 0 ? '\n' : ' ');
-    if (!out) user_error("search: writing the CNF to '{}' failed", qy.dimacs_path);
+    files::OutputFile out(qy.dimacs_path, "CNF file");
+    std::string text = fmt::format("c collplan relay-and-combine search K={} p={} sizes={}{}\n", K, P,
+                                   fmt::join(qy.sizes, ","), qy.circulant ? " circulant" : "");
+    text += fmt::format("p cnf {} {}\n", f.vars(), f.clauses());
+    for (int x : f.flat()) {
+      fmt::format_to(std::back_inserter(text), "{}{}", x, x == 0 ? '\n' : ' ');
+      if (text.size() >= (1u << 16)) {
+        out.write(text);
+        text.clear();
+      }
+    }
+    out.write(text);
+    out.commit();
   }
 
   CaDiCaL::Solver solver;

@@ -28,6 +28,8 @@
 //   whole-plan size               kMaxPlanElements below
 //   replay buffers                kMaxReplayBytes below
 //   threads                       kMaxThreads below
+//   input files                   kMax*FileBytes below (support/safe_file.h
+//                                 refuses a larger file before reading it)
 #pragma once
 
 #include <cstdint>
@@ -73,6 +75,26 @@ inline constexpr uint32_t kMaxThreads = 1024;
 // verify-circulant --sample-ranks: the chosen ranks are held in a set;
 // 2^24 ranks is a whole-plan's worth (use --pmax for every rank).
 inline constexpr uint64_t kMaxSampleRanks = uint64_t{1} << 24;
+
+// Input files: read only when they are regular files of at most these
+// sizes (support/safe_file.h), so that /dev/zero, a FIFO or a runaway file
+// is refused by name instead of being read until memory runs out.
+//
+// A whole plan file (binary or JSON) is read into memory and decoded into
+// a plan of at most kMaxPlanElements received elements. A binary plan
+// spends ~16 bytes per element and term, a JSON plan a few more as text;
+// 64 bytes per element of the largest plan is 2^32 bytes = 4 GiB.
+inline constexpr uint64_t kMaxPlanFileBytes = kMaxPlanElements * 64;
+// A spec file is a JSON object of a few dozen keys, or a JSON plan whose
+// "spec" is taken: 64 MiB holds the plans anyone hands over as a spec.
+inline constexpr uint64_t kMaxSpecFileBytes = uint64_t{1} << 26;
+// A matrix file (Matrix Market or CSV) holds at most a kMaxPostconditionEntries
+// matrix: 2^26 entries of up to 16 bytes as text ("8192 8192 65535\n")
+// is 1 GiB.
+inline constexpr uint64_t kMaxMatrixFileBytes = kMaxPostconditionEntries * 16;
+// A trace (`run --trace`, read back by `show --trace`): Chrome trace JSON of
+// a few events per rank and step; 1 GiB.
+inline constexpr uint64_t kMaxTraceFileBytes = uint64_t{1} << 30;
 
 // a·b, or UINT64_MAX when it does not fit: sizes are compared against the
 // limits above without wrapping.

@@ -5,12 +5,13 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <memory>
 
 #include "capi_internal.h"
 #include "ir/binary.h"
+#include "support/limits.h"
+#include "support/safe_file.h"
 #include "runtime/transport/threads.h"
 
 namespace collplan::capi {
@@ -116,10 +117,11 @@ int collplan_open_file(const char* path, collplan_plan** plan) {
   if (path == nullptr) return capi::fail(COLLPLAN_ERR_ARGUMENT, fmt::format("{}: path is NULL", what));
   std::vector<uint8_t> bytes;
   const int st = guard(what, COLLPLAN_ERR_IO, [&] {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(fmt::format("cannot open plan file '{}': {}", path, std::strerror(errno)));
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) throw UserError(fmt::format("cannot read plan file '{}'", path));
+    // A regular file of at most kMaxPlanFileBytes: a directory, a device
+    // or a FIFO is COLLPLAN_ERR_IO, not a read until memory runs out.
+    const files::InputFile in(path, "plan file", kMaxPlanFileBytes);
+    bytes.resize(static_cast<size_t>(in.size()));
+    in.read_at(0, bytes.data(), bytes.size());
   });
   if (st != COLLPLAN_OK) return st;
   const std::string ctx = fmt::format("{}: '{}'", what, path);

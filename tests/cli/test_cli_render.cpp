@@ -43,7 +43,7 @@ TEST_CASE("cli render: show draws files, and bad picture flags are user errors (
                        Bad{"--ranks 0-3", "add --svg, --dot or --html"},
                        Bad{"--summary --diagram --svg x.svg", "excludes"},
                        Bad{"--html x.html --trace " + plan, "--trace " + plan + ": not JSON"},
-                       Bad{"--svg " + (dir / "no" / "such" / "dir.svg").string(), "cannot open the file for writing"}}) {
+                       Bad{"--svg " + (dir / "no" / "such" / "dir.svg").string(), "cannot write --svg file"}}) {
     INFO(b.args);
     const int rc = run("show " + plan + " " + b.args, &out);
     CHECK(rc == 2);

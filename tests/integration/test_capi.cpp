@@ -293,6 +293,14 @@ TEST_CASE("capi: plans that cannot be read are refused with a code and a message
   CHECK(collplan_open_file(missing.c_str(), &h) == COLLPLAN_ERR_IO);
   CHECK(h == nullptr);
   CHECK_THAT(last_error(), Catch::Contains(missing) && Catch::Contains("cannot open"));
+  // A directory and a device are I/O errors (not internal ones), refused
+  // before reading: /dev/zero would be read until memory ran out.
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  CHECK(collplan_open_file(dir.c_str(), &h) == COLLPLAN_ERR_IO);
+  CHECK_THAT(last_error(), Catch::Contains(dir) && Catch::Contains("it is a directory"));
+  CHECK(collplan_open_file("/dev/zero", &h) == COLLPLAN_ERR_IO);
+  CHECK_THAT(last_error(), Catch::Contains("'/dev/zero': it is a character device, not a regular file"));
+  CHECK(h == nullptr);
 
   // A damaged byte in the middle: the content hash catches it.
   std::vector<uint8_t> bad = good;

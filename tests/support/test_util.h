@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -154,6 +155,14 @@ inline std::string read_file(const std::filesystem::path& p) {
 // Writes `text` as the whole file.
 inline void write_file(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
+}
+
+// The names in the folder `dir`, sorted (what a command left behind).
+inline std::vector<std::string> names_in(const std::filesystem::path& dir) {
+  std::vector<std::string> v;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) v.push_back(e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  return v;
 }
 
 }  // namespace collplan::test
