@@ -1,6 +1,7 @@
 // The TCP transport's files: peer lists and job keys (tcp.h). Both are read
-// only when they are regular files of a bounded size, so a device or FIFO
-// given by mistake is refused at once instead of read forever.
+// with the one reader of support/safe_file.h: regular files of a bounded
+// size only, so a device or FIFO given by mistake is refused at once instead
+// of read forever.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -16,45 +17,11 @@
 #include "runtime/transport/tcp.h"
 #include "runtime/transport/tcp_internal.h"
 #include "support/error.h"
+#include "support/safe_file.h"
 
 namespace collplan::rt {
 
 using namespace tcp_detail;
-
-namespace {
-
-// Reads a whole regular file of at most `limit` bytes; UserError naming
-// `what` otherwise.
-std::string read_small_file(const std::string& path, size_t limit, const char* what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (out_of_fds(errno)) resource_error(ResourceError::Kind::Descriptors, "out of file descriptors opening {}", path);
-    user_error("cannot open {} '{}': {}", what, path, std::strerror(errno));
-  }
-  struct Close {
-    int fd;
-    ~Close() { ::close(fd); }
-  } guard{fd};
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-    user_error("{} '{}' is not a regular file (a device, FIFO or directory cannot be one)", what, path);
-  if (static_cast<uint64_t>(st.st_size) > limit)
-    user_error("{} '{}' is {} bytes; the limit is {} bytes", what, path, st.st_size, limit);
-  std::string text(limit + 1, '\0');
-  size_t got = 0;
-  for (;;) {
-    const ssize_t k = ::read(fd, text.data() + got, text.size() - got);
-    if (k < 0 && errno == EINTR) continue;
-    if (k < 0) user_error("cannot read {} '{}': {}", what, path, std::strerror(errno));
-    if (k == 0) break;
-    got += static_cast<size_t>(k);
-    if (got > limit) user_error("{} '{}' grew past the limit of {} bytes while being read", what, path, limit);
-  }
-  text.resize(got);
-  return text;
-}
-
-}  // namespace
 
 // ─── peer lists and keys ─────────────────────────────────────────────────────
 
@@ -68,7 +35,7 @@ std::vector<std::string> parse_peers(const std::string& file_or_list, size_t max
   };
   struct stat st{};
   if (::stat(file_or_list.c_str(), &st) == 0) {
-    const std::string text = read_small_file(file_or_list, kMaxPeerFileBytes, "the peer file");
+    const std::string text = files::read_regular_file(file_or_list, "peer file", kMaxPeerFileBytes);
     std::istringstream in(text);
     std::string line;
     for (size_t no = 1; std::getline(in, line); ++no) {
@@ -89,7 +56,7 @@ std::vector<std::string> parse_peers(const std::string& file_or_list, size_t max
 }
 
 wire::Key read_key_file(const std::string& path) {
-  return wire::parse_key(read_small_file(path, 4096, "the job key file"), fmt::format("the job key file '{}'", path));
+  return wire::parse_key(files::read_regular_file(path, "job key file", 4096), fmt::format("the job key file '{}'", path));
 }
 
 void write_key_file(const std::string& path, bool force) {

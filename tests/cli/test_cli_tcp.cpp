@@ -116,11 +116,11 @@ TEST_CASE("cli tcp: bad transport options are named", "[cli][tcp]") {
       {"--transport tcp --rank 4 --peers 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4", "--rank 4 does not exist"},
       {"--transport tcp --rank 0 --peers 127.0.0.1:1,127.0.0.1,127.0.0.1:3,127.0.0.1:4",
        "peer address '127.0.0.1' is not host:port"},
-      {"--transport tcp --rank 0 --peers /dev/zero", "the peer file '/dev/zero' is not a regular file"},
+      {"--transport tcp --rank 0 --peers /dev/zero", "peer file '/dev/zero': it is a character device, not a regular file"},
       {"--transport tcp --rank 0 --peers 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5",
        "has more than 4 entries"},
       {"--transport tcp --rank 0 --peers 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4 --key-file /dev/null",
-       "the job key file '/dev/null' is not a regular file"},
+       "job key file '/dev/null': it is a character device, not a regular file"},
       {"--transport carrier-pigeon", "carrier-pigeon"},
   };
   for (const Case& c : cases) {

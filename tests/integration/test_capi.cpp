@@ -515,5 +515,5 @@ TEST_CASE("capi: a TCP collective with a job key runs, and a key file that is no
         COLLPLAN_ERR_ARGUMENT);
   CHECK(c == nullptr);
   CHECK_THAT(last_error(), Catch::Contains("collplan_tcp_init_keyed") &&
-                               Catch::Contains("the job key file '/dev/null' is not a regular file"));
+                               Catch::Contains("job key file '/dev/null': it is a character device, not a regular file"));
 }
