@@ -2,10 +2,10 @@
 # Installs every Debian package collplan needs (when missing) and builds it.
 #   scripts/setup.sh [BUILD_DIR] [extra cmake args...]
 # Default build directory: build/. Safe to run again: it only installs what
-# is missing and rebuilds incrementally. The build type is RelWithDebInfo
-# unless COLLPLAN_BUILD_TYPE says otherwise (CI builds Release: the same
-# optimised code without debug information, which is a large part of the
-# compile and link time).
+# is missing and rebuilds incrementally. The build type is RelWithDebInfo;
+# with COLLPLAN_NO_DEBUG_INFO=1 (what CI sets) it is built without -g: the
+# same -O2 code, without the debug information that is a large part of the
+# compile and link time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,5 +39,9 @@ fi
 
 BUILD_DIR="${1:-build}"
 shift || true
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${COLLPLAN_BUILD_TYPE:-RelWithDebInfo}" "$@" >/dev/null
+FLAGS=()
+if [ -n "${COLLPLAN_NO_DEBUG_INFO:-}" ]; then
+  FLAGS=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG")
+fi
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${FLAGS[@]}" "$@" >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
