@@ -156,9 +156,11 @@ def stray(port, mode, stop, rng):
 
 class Proxy(threading.Thread):
     """Forwards one listening port to a rank's real port and damages the
-    stream from the connecting side after `offset` bytes: flips a byte
-    (corrupt-frame), writes 0xff over 8 bytes (huge-length: whatever header
-    field is there becomes huge) or closes both sides (cut-connection)."""
+    first stream (either direction of any connection through it) that
+    passes `offset` bytes: flips a byte (corrupt-frame), writes 0xff over 8
+    bytes (huge-length: whatever header field is there becomes huge) or
+    closes both sides (cut-connection). slow-link forwards everything in
+    small, delayed pieces."""
 
     def __init__(self, target_port, mode, offset):
         super().__init__(daemon=True)
@@ -169,6 +171,7 @@ class Proxy(threading.Thread):
         self.port = self.srv.getsockname()[1]
         self.target, self.mode, self.offset = target_port, mode, offset
         self.touched = False
+        self.lock = threading.Lock()
         self.stop = threading.Event()
 
     def run(self):
@@ -186,10 +189,16 @@ class Proxy(threading.Thread):
             # Blocking from here on: a quiet direction is not an error.
             a.settimeout(None)
             b.settimeout(None)
-            threading.Thread(target=self.pump, args=(a, b, True), daemon=True).start()
-            threading.Thread(target=self.pump, args=(b, a, False), daemon=True).start()
+            threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+            threading.Thread(target=self.pump, args=(b, a), daemon=True).start()
 
-    def pump(self, src, dst, damage):
+    def claim(self):
+        with self.lock:
+            first = not self.touched
+            self.touched = True
+            return first
+
+    def pump(self, src, dst):
         seen = 0
         try:
             while True:
@@ -203,10 +212,9 @@ class Proxy(threading.Thread):
                         time.sleep(random.uniform(0, 0.004))
                         dst.sendall(data[i:i + 1400])
                     continue
-                if damage and not self.touched and seen + len(data) > self.offset:
+                if seen <= self.offset < seen + len(data) and self.claim():
                     i = self.offset - seen
                     buf = bytearray(data)
-                    self.touched = True
                     if self.mode == "corrupt-frame":
                         buf[i] ^= 0x5A
                     elif self.mode == "huge-length":
@@ -337,11 +345,13 @@ def tcp_job(ctx, jid, kind, rng):
     elif kind == "no-key":
         keys[odd] = None
     elif kind in ("corrupt-frame", "huge-length", "cut-connection", "slow-link"):
-        # Higher ranks connect to lower ones: rank hi reaches rank lo through
-        # the proxy, which damages what hi sends after the handshake.
-        lo, hi = sorted(rng.sample(range(K), 2))
+        # Higher ranks connect to lower ones: every rank above lo reaches lo
+        # through the proxy, which damages the first stream past the offset
+        # (beyond the handshake).
+        lo = rng.randrange(K - 1)
         proxy = Proxy(ports[lo], kind, rng.randint(600, 2000))
-        peer_lists[hi][lo] = f"127.0.0.1:{proxy.port}"
+        for hi in range(lo + 1, K):
+            peer_lists[hi][lo] = f"127.0.0.1:{proxy.port}"
         proxy.start()
     elif kind == "netns-delay-loss":
         prefix = ["ip", "netns", "exec", netns_available(ctx)]
