@@ -162,12 +162,15 @@ TEST_CASE("cli files: duplicate keys in JSON and duplicate Matrix Market coordin
 }
 
 TEST_CASE("cli files: out of memory while compiling is exit 4 naming what was built", "[cli][files][resource]") {
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer reserves terabytes of shadow address space at start-up,
+  // which no `ulimit -v` that makes a compile run short of memory allows: the
+  // process dies before main. The optimised build runs this case.
+  WARN("skipped: an AddressSanitizer build cannot start under ulimit -v");
+  return;
+#endif
   const CommandResult r = run_shell("ulimit -v 100000 && exec " + collplan_cli() +
                                     " compile --op encode --K 2048 -q -o /dev/null");
-  if (r.err.find("Sanitizer") != std::string::npos) {
-    WARN("a sanitizer build cannot run under ulimit -v");
-    return;
-  }
   CHECK(r.status == 4);
   CHECK_THAT(r.err, Catch::StartsWith("collplan: error: out of memory building and checking the") &&
                         Catch::Contains("K = 2048 ranks") && Catch::Contains("ulimit -v"));
