@@ -322,7 +322,7 @@ static int prepare(const options* o, int rank, int comm_size, node* nd) {
     free(path);
   }
   if (size < 0) {
-    fail("rank %d has no input in plan '%s' (%s): give the chunk size with --size BYTES", rank, o->plan,
+    fail("no input of this rank in plan '%s' (%s) gives the chunk size: give it with --size BYTES", o->plan,
          collplan_operation_name(nd->plan));
     return EXIT_USAGE;
   }
