@@ -205,7 +205,7 @@ TEST_CASE("spec files: errors name the key and what is valid", "[spec-files][err
 }
 
 TEST_CASE("spec files: a plan's own spec compiles back to the same plan, every operation and matrix family",
-          "[spec-files][round-trip]") {
+          "[spec-files][round-trip][heavy]") {
   const fs::path d = scratch_dir("spec-round-trip");
   write_file(d / "A.csv", "1,2,3\n4,5,6\n7,8,10\n");
   write_file(d / "G.csv", "1,2,3,4,5\n6,7,8,9,10\n");

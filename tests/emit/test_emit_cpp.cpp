@@ -257,7 +257,7 @@ TEST_CASE("emit-cpp: bad names and ranks are user errors naming the value", "[em
 // names the function that holds the case and takes the paths.
 #define SAME_BYTES_CASE(body, what)                                                              \
   static void body(const std::vector<KernelPath>& paths);                                        \
-  TEST_CASE("emit-cpp same bytes: " what, "[emit][diff]") { body(kernel_paths(false)); }         \
+  TEST_CASE("emit-cpp same bytes: " what, "[emit][diff][heavy]") { body(kernel_paths(false)); }         \
   TEST_CASE("emit-cpp same bytes on every kernel path: " what, "[emit][diff][.slow]") {          \
     body(other_kernel_paths());                                                                  \
   }                                                                                              \

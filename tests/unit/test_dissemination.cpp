@@ -173,7 +173,7 @@ TEST_CASE("dissemination rounds tile the positions, each piece within what its s
   }
 }
 
-TEST_CASE("p-port allgather, allgatherv, reduce-scatter, allreduce: every K <= 64, p <= 4, exact", "[dissemination]") {
+TEST_CASE("p-port allgather, allgatherv, reduce-scatter, allreduce: every K <= 64, p <= 4, exact", "[dissemination][heavy]") {
   for (uint32_t K = 2; K <= 64; ++K) check_K(K, {1u}, {1u});
   for (uint32_t K : {2u, 3u, 5u, 9u, 16u, 17u, 28u}) check_K(K, {2u, 3u, 4u}, {1u, 2u});
 }

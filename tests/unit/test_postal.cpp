@@ -379,7 +379,7 @@ TEST_CASE("postal prefix B reproduces the paper's tables (n = 80 on P = 10, p = 
 
 // ─── Exhaustive grids ───────────────────────────────────────────────────────
 
-TEST_CASE("postal prefix A: steps = bound, exact and in operand order (sampled grid)", "[postal]") {
+TEST_CASE("postal prefix A: steps = bound, exact and in operand order (sampled grid)", "[postal][heavy]") {
   for (const Field& f : fields())
     for (uint32_t p = 1; p <= 4; ++p)
       for (uint32_t lambda = 1; lambda <= 5; ++lambda)
@@ -395,7 +395,7 @@ TEST_CASE("postal prefix A: every n <= 200, p <= 4, lambda <= 5", "[postal][.slo
           for (bool exclusive : {false, true}) check_prefix(prefix_spec(n, p, lambda, f, {}, exclusive));
 }
 
-TEST_CASE("postal prefix B: steps = bound on P ranks, exact and in operand order (sampled grid)", "[postal]") {
+TEST_CASE("postal prefix B: steps = bound on P ranks, exact and in operand order (sampled grid)", "[postal][heavy]") {
   const Field f = Field::prime(65537);
   for (uint32_t p = 1; p <= 4; ++p)
     for (uint32_t lambda = 1; lambda <= 5; ++lambda)

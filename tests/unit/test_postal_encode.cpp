@@ -20,7 +20,7 @@
 using namespace collplan;
 using test::kExact;
 
-TEST_CASE("postal encode: every split, K <= 32, p <= 3, lambda <= 4, exact verification", "[postal_encode]") {
+TEST_CASE("postal encode: every split, K <= 32, p <= 3, lambda <= 4, exact verification", "[postal_encode][heavy]") {
   const Field f = Field::gf256();
   for (uint32_t lambda = 1; lambda <= 4; ++lambda)
     for (uint32_t p = 1; p <= 3; ++p)

@@ -41,7 +41,7 @@ TEST_CASE("prepare-and-shoot shape: C1 and C2 of the worked examples", "[prepare
   }
 }
 
-TEST_CASE("prepare-and-shoot: exhaustive exact verification, K 2..64, p 1..4, three fields", "[prepare_shoot][sweep]") {
+TEST_CASE("prepare-and-shoot: exhaustive exact verification, K 2..64, p 1..4, three fields", "[prepare_shoot][sweep][heavy]") {
   for (const Field& f : three_fields())
     for (uint32_t p = 1; p <= 4; ++p)
       for (uint32_t K = 2; K <= 64; ++K) {
