@@ -9,6 +9,7 @@
 #       [MATRIX_FILE <file>] [RADIX <P>] [PHI <f0> <f1> ...]
 #       [CODE <code>] [GENERATOR <file>] [SYSTEMATIC <bool>]
 #       [ROOT <root>] [BLOCKS <n>|auto] [COUNTS <c0> <c1> ...] [EXCLUSIVE]
+#       [LOST <r0> <r1> ...] [HELPERS <h0> <h1> ...] [TO <t0> <t1> ...]
 #       [ALGORITHM <name>] [PASSES <pass>...|none] [BETA <beta>] [TAU <tau>] [COST_LEN <len>]
 #       [NAME <identifier>] [RANK <r>]
 #       [CPP] [BINARY] [TEXT])
@@ -21,14 +22,16 @@
 # it acts as BINARY. Every option of `compile` that shapes the plan is here:
 # the spec, ALGORITHM (default auto), PASSES (default drop-zeros alloc-slots;
 # none for no pass) and the cost model BETA, TAU, COST_LEN that auto choices
-# and BLOCKS auto use. Lists (POINTS, PERM, PHI, COUNTS, PASSES) are CMake
+# and BLOCKS auto use. Lists (POINTS, PERM, PHI, COUNTS, LOST, HELPERS, TO,
+# PASSES) are CMake
 # lists; an item may also be comma-separated ("1,2,3"). An unknown keyword
 # or a malformed value fails configuration naming it; an option the
 # operation or matrix does not use (ROOT for an allgather, SEED for an
 # identity matrix, ...) fails the build's `collplan compile` naming it.
-# decentralized-encode needs N (its rank count) and a code: CODE (rs,
-# lagrange, random with SEED) or GENERATOR (the code's matrix from a file:
-# A, K x (N-K), or G, K x N with SYSTEMATIC OFF).
+# decentralized-encode, repair and decode need N (their rank count) and a
+# code: CODE (rs, lagrange, lrc:L, random with SEED) or GENERATOR (the code's
+# matrix from a file: A, K x (N-K), or G, K x N with SYSTEMATIC OFF); repair
+# needs LOST (docs/repair.md).
 # Relative MATRIX_FILE and GENERATOR paths are relative to the calling
 # CMakeLists.txt; the plan holds the file's entries, not its path, so the
 # same call gives the same plan (and digest) in every build folder.
@@ -101,7 +104,7 @@ macro(_collplan_spec_keywords)
   set(_collplan_spec_values
     OP K N P LAMBDA FIELD MATRIX CODE SEED MATRIX_FILE GENERATOR SYSTEMATIC RADIX ROOT BLOCKS
     ALGORITHM BETA TAU COST_LEN)
-  set(_collplan_spec_lists POINTS PERM PHI COUNTS PASSES)
+  set(_collplan_spec_lists POINTS PERM PHI COUNTS LOST HELPERS TO PASSES)
 endmacro()
 
 # Fails configuration naming the call, the keyword, the value and what would
@@ -128,7 +131,8 @@ function(_collplan_check_args ctx prefix valid_keywords)
       message(FATAL_ERROR "${ctx}: ${req} is required")
     endif()
   endforeach()
-  set(ops encode decentralized-encode broadcast reduce allgather allgatherv allreduce prefix reduce-scatter)
+  set(ops encode decentralized-encode broadcast reduce allgather allgatherv allreduce prefix reduce-scatter repair
+    decode)
   if(NOT ${prefix}_OP IN_LIST ops)
     list(JOIN ops ", " v)
     _collplan_bad("${ctx}" OP "${${prefix}_OP}" "${v}")
@@ -155,8 +159,8 @@ function(_collplan_check_args ctx prefix valid_keywords)
     list(JOIN families ", " v)
     _collplan_bad("${ctx}" MATRIX "${${prefix}_MATRIX}" "${v}")
   endif()
-  if(DEFINED ${prefix}_CODE AND NOT ${prefix}_CODE MATCHES "^(rs|lagrange|random)$")
-    _collplan_bad("${ctx}" CODE "${${prefix}_CODE}" "rs, lagrange, random; or GENERATOR <file>")
+  if(DEFINED ${prefix}_CODE AND NOT ${prefix}_CODE MATCHES "^(rs|lagrange|random|lrc:[0-9]+)$")
+    _collplan_bad("${ctx}" CODE "${${prefix}_CODE}" "rs, lagrange, lrc:L, random; or GENERATOR <file>")
   endif()
   if(DEFINED ${prefix}_SYSTEMATIC)
     string(TOUPPER "${${prefix}_SYSTEMATIC}" b)
@@ -167,7 +171,7 @@ function(_collplan_check_args ctx prefix valid_keywords)
   if(DEFINED ${prefix}_ALGORITHM AND NOT ${prefix}_ALGORITHM MATCHES "^[a-z0-9-]+$")
     _collplan_bad("${ctx}" ALGORITHM "${${prefix}_ALGORITHM}" "auto or a generator name, see `collplan list`")
   endif()
-  foreach(kw POINTS PERM PHI COUNTS)
+  foreach(kw POINTS PERM PHI COUNTS LOST HELPERS TO)
     foreach(item IN LISTS ${prefix}_${kw})
       string(REPLACE "," ";" parts "${item}")
       foreach(x IN LISTS parts)
@@ -228,7 +232,8 @@ function(_collplan_write_spec prefix dir name out_spec out_deps)
     endif()
   endforeach()
   # Lists: JSON arrays (POINTS 1 2 3, POINTS "1,2,3" and POINTS 1,2 3 are one list).
-  foreach(pair "POINTS;points" "PERM;perm" "PHI;phi" "COUNTS;counts" "PASSES;passes")
+  foreach(pair "POINTS;points" "PERM;perm" "PHI;phi" "COUNTS;counts" "LOST;lost" "HELPERS;helpers" "TO;to"
+               "PASSES;passes")
     list(GET pair 0 opt)
     list(GET pair 1 key)
     if(DEFINED ${prefix}_${opt})

@@ -30,7 +30,10 @@ std::string spec_summary(const Spec& s) {
   }
   if (s.blocks != 1) out += fmt::format(" blocks={}", s.blocks);
   if (s.op == OpKind::Broadcast || s.op == OpKind::Reduce) out += fmt::format(" root={}", s.root);
-  if (s.op == OpKind::DecentralizedEncode) out += fmt::format(" N={}", s.N);
+  if (is_code_op(s.op)) out += fmt::format(" N={}", s.N);
+  if (!s.lost.empty()) out += fmt::format(" lost={}", fmt::join(s.lost, ","));
+  if (!s.helpers.empty()) out += fmt::format(" helpers={}", fmt::join(s.helpers, ","));
+  if (!s.to.empty()) out += fmt::format(" to={}", fmt::join(s.to, ","));
   if (!s.counts.empty()) out += fmt::format(" counts={}", fmt::join(s.counts, ","));
   if (s.exclusive) out += " exclusive";
   out += fmt::format(" algorithm={}", s.algorithm.empty() ? "(unnamed)" : s.algorithm);

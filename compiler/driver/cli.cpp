@@ -33,7 +33,7 @@ const char* const kRecordedFlags[] = {
     "--spec",   "--op",       "--K",         "--p",         "--lambda",    "--field", "--matrix", "--seed",
     "--points", "--perm",     "--matrix-file", "--radix",   "--phi",       "--root",  "--blocks", "--counts",
     "--exclusive", "--N",     "--code",      "--generator", "--systematic", "--algorithm", "--passes", "--beta",
-    "--tau",    "--cost-len"};
+    "--tau",    "--cost-len", "--lost",    "--helpers",   "--to"};
 
 }  // namespace
 
@@ -55,7 +55,7 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
   c->add_option("--spec", sf.spec_file,
                 "spec file: JSON with the keys below, a plan's own \"spec\" object, or a JSON plan (its spec); flags "
                 "override it (docs/spec-files.md)");
-  c->add_option("--op", sf.op, "operation: encode | decentralized-encode | broadcast | reduce | allgather | allgatherv | allreduce | reduce-scatter | prefix")
+  c->add_option("--op", sf.op, "operation: encode | decentralized-encode | broadcast | reduce | allgather | allgatherv | allreduce | reduce-scatter | prefix | repair | decode")
       ->capture_default_str();
   add_uint_option(c, "--K", sf.K, "number of processors (K >= 2); decentralized-encode: the sources (1 <= K < N)",
                   "K >= 2 processors; decentralized-encode: 1 <= K < N sources")
@@ -110,10 +110,14 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
       ->default_str("1");
   c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: blocks per rank; comma-separated");
   c->add_flag("--exclusive", sf.exclusive, "prefix: exclusive scan");
-  add_uint_option(c, "--N", sf.N, "decentralized-encode: processors, N > K (ranks 0..K-1 are the sources)",
+  add_uint_option(c, "--N", sf.N,
+                  "decentralized-encode, repair, decode: processors, N > K (decentralized-encode: ranks 0..K-1 are the "
+                  "sources)",
                   "N > K processors")
       ->default_str("");
-  c->add_option("--code", sf.code, "decentralized-encode: rs | lagrange | random (seeded by --seed)")
+  c->add_option("--code", sf.code,
+                "decentralized-encode, repair, decode: rs | lagrange | lrc:L (L local groups) | random (seeded by "
+                "--seed)")
       ->capture_default_str();
   c->add_option("--generator", sf.generator_file,
                 "decentralized-encode: the code's matrix from a file (Matrix Market or CSV): A, K x (N-K), when "
@@ -122,6 +126,15 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
                 "decentralized-encode: true = G = [I | A], sinks K..N-1 get their symbols; false = every rank j gets "
                 "(x.G)_j")
       ->capture_default_str();
+  c->add_option("--lost", sf.lost,
+                "repair, decode: the lost ranks, comma-separated (repair: 1 to N-K of them; they start empty and, for "
+                "repair, end with their symbols)");
+  c->add_option("--helpers", sf.helpers,
+                "repair, decode: the survivors whose symbols are combined, comma-separated (default: a basis of the "
+                "survivors in rank order, unused ones dropped; an LRC's local group for a single loss)");
+  c->add_option("--to", sf.to,
+                "decode: the rank that receives each data symbol x_0..x_{K-1}, K comma-separated ranks or one rank "
+                "for all (default: rank j receives x_j)");
 }
 
 

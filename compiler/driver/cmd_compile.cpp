@@ -7,6 +7,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "driver/cli.h"
@@ -32,7 +33,7 @@ std::string write_generator(const Spec& spec, const std::string& path) {
   const MatrixSpec& ms = spec.matrix;
   Matrix g;
   std::string what;
-  if (spec.op == OpKind::DecentralizedEncode) {
+  if (is_code_op(spec.op)) {
     const Matrix m = materialize(ms, spec.field);
     const bool systematic = m.cols != spec.N;
     g = Matrix::zeros(spec.K, spec.N);
@@ -65,7 +66,12 @@ std::string write_generator(const Spec& spec, const std::string& path) {
 nlohmann::json plan_summary_json(const Spec& spec, const ir::Plan& plan) {
   nlohmann::json j{{"op", op_name(spec.op)}, {"K", spec.K}, {"p", spec.p}, {"lambda", spec.lambda},
                    {"field", spec.field.name()}, {"blocks", plan.spec.blocks}, {"algorithm", plan.spec.algorithm}};
-  j["N"] = spec.op == OpKind::DecentralizedEncode ? nlohmann::json(spec.N) : nlohmann::json(nullptr);
+  j["N"] = is_code_op(spec.op) ? nlohmann::json(spec.N) : nlohmann::json(nullptr);
+  if (spec.op == OpKind::Repair || spec.op == OpKind::Decode) {
+    j["lost"] = spec.lost;
+    j["helpers"] = spec.helpers;
+    if (spec.op == OpKind::Decode) j["to"] = spec.to;
+  }
   j["matrix"] = spec.op == OpKind::Encode ? nlohmann::json(plan.spec.matrix.family) : nlohmann::json(nullptr);
   return j;
 }
@@ -113,7 +119,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     return 0;
   }
   std::cout << fmt::format("plan: {} K={}{} p={} lambda={} field={}{} algorithm={}\n", op_name(spec.op), spec.K,
-                           spec.op == OpKind::DecentralizedEncode ? fmt::format(" N={}", spec.N) : std::string(), spec.p,
+                           is_code_op(spec.op) ? fmt::format(" N={}", spec.N) : std::string(), spec.p,
                            spec.lambda, spec.field.name(),
                            spec.op == OpKind::Encode ? " matrix=" + res.plan.spec.matrix.family : std::string(),
                            res.plan.spec.algorithm);
@@ -128,6 +134,16 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     else
       std::cout << fmt::format("sinks: ranks {}..{}; sink {}+j receives sum_k x_k A[k][j] (G = [I | A])\n", spec.K,
                                spec.N - 1, spec.K);
+  }
+  if (spec.op == OpKind::Repair || spec.op == OpKind::Decode) {
+    std::cout << fmt::format("code: [N, K] = [{}, {}], {}\n", spec.N, spec.K, spec.matrix.source);
+    std::cout << fmt::format("lost: {}; helpers: {} ({} of the {} survivors)\n",
+                             spec.lost.empty() ? std::string("none") : fmt::format("{}", fmt::join(spec.lost, ",")),
+                             fmt::join(spec.helpers, ","), spec.helpers.size(), spec.N - spec.lost.size());
+    if (spec.op == OpKind::Repair)
+      std::cout << "outputs: each lost rank receives its own symbol, sum_h c_h F[h][l] (G_H F = G_L)\n";
+    else
+      std::cout << fmt::format("outputs: rank to[j] receives x_j; to = {}\n", fmt::join(spec.to, ","));
   }
   std::cout << fmt::format("verified: {}\n", res.verify.describe());
   for (const auto& n : notes) std::cout << "note: " << n << "\n";

@@ -9,6 +9,7 @@
 #include "gen/circulant_plans.h"
 #include "gen/postal.h"
 #include "gen/prepare_shoot.h"
+#include "gen/repair.h"
 #include "gen/searched.h"
 #include "gen/trees.h"
 #include "gen/vandermonde_plans.h"
@@ -195,6 +196,31 @@ const std::vector<GeneratorInfo>& generators() {
        {OpKind::DecentralizedEncode},
        [](const Spec& s, const passes::CostModel&) { return decentralized_naive(s); },
        [](const Spec& s, const passes::CostModel&) { return decentralized_naive_estimate(s); }},
+      {"repair-decentralized",
+       "repair / decode: the decentralized encode of the repair matrix F, helpers as sources and receivers as sinks, "
+       "by the best decentralized-encode generator; one symbol per receiver, receivers not helpers",
+       {OpKind::Repair, OpKind::Decode},
+       repair_decentralized,
+       repair_decentralized_estimate,
+       [](const Spec& s, const passes::CostModel&) { return repair_decentralized_why_not(s); }},
+      {"repair-tree",
+       "repair / decode, partial-parallel: per output symbol the helpers' scaled chunks summed up the (p+1)-nomial "
+       "tree into the receiver, symbols one after another; C1 = m*lambda*ceil(log_{p+1}(h+1))",
+       {OpKind::Repair, OpKind::Decode},
+       [](const Spec& s, const passes::CostModel& cm) { return repair_reduce(s, false, cm); },
+       [](const Spec& s, const passes::CostModel&) { return repair_reduce_estimate(s, false); }},
+      {"repair-pipelined",
+       "repair / decode, pipelined: per output symbol the n blocks streamed along the helpers' p-ary chain into the "
+       "receiver, each helper adding its scaled block; C1 = m*(n-1+D*lambda): one chunk's time for long chunks",
+       {OpKind::Repair, OpKind::Decode},
+       [](const Spec& s, const passes::CostModel& cm) { return repair_reduce(s, true, cm); },
+       [](const Spec& s, const passes::CostModel&) { return repair_reduce_estimate(s, true); }},
+      {"repair-central",
+       "repair / decode as storage systems do it: each receiver reads the whole chunks of its helpers and decodes "
+       "locally (the baseline); C1 = ceil(max(h, m)/p) + lambda - 1, C2 = n*ceil(max(h, m)/p)",
+       {OpKind::Repair, OpKind::Decode},
+       [](const Spec& s, const passes::CostModel&) { return repair_central(s); },
+       [](const Spec& s, const passes::CostModel&) { return repair_central_estimate(s); }},
       structured_entry("dft",
                        "column-permuted DFT (K = P^H | q-1; rank k gets f(beta^rev(k))): C1 = H*ceil(log_{p+1} P), "
                        "C2 = H*Psi(P); P = p+1: C1 = C2 = H",

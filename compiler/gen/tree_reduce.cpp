@@ -15,7 +15,7 @@ namespace collplan::gen {
 
 ir::Plan tree_reduce(const Spec& spec) {
   using namespace ir;
-  validate_spec_basics(spec);
+  validate_spec_ranges(spec);  // the checker limits the dense map, not the generator
   if (spec.op != OpKind::Reduce) user_error("the tree reduce generator computes 'reduce', not '{}'", op_name(spec.op));
   const uint32_t K = spec.K, p = spec.p, lam = spec.lambda, n = spec.blocks, b = p + 1;
   const uint32_t T = nomial_rounds(K, p);

@@ -150,7 +150,12 @@ Spec read_spec(Reader& rd, uint32_t& num_steps) {
   if (kind != static_cast<uint8_t>(FieldKind::GF2m) && kind != static_cast<uint8_t>(FieldKind::Prime))
     rd.fail("unknown field kind {} (valid: 1 = gf2m, 2 = prime)", kind);
   const uint16_t flags = rd.u16("spec flags");
-  if (flags & ~1u) rd.fail("spec flags are {:#x} (valid: bit 0 = exclusive prefix)", flags);
+  if (flags & ~3u)
+    rd.fail("spec flags are {:#x} (valid: bit 0 = exclusive prefix, bit 1 = repair or decode lists)", flags);
+  const bool repair = s.op == OpKind::Repair || s.op == OpKind::Decode;
+  if (((flags & 2) != 0) != repair)
+    rd.fail("spec flag bit 1 (repair or decode lists) is {} for operation {}", (flags & 2) ? "set" : "clear",
+            op_name(s.op));
   s.exclusive = flags & 1;
   s.K = rd.u32("K");
   s.p = rd.u32("p");
@@ -162,6 +167,11 @@ Spec read_spec(Reader& rd, uint32_t& num_steps) {
   s.root = rd.u32("root");
   s.N = rd.u32("N");
   read_u32_list(rd, s.counts, "counts");
+  if (repair) {
+    read_u32_list(rd, s.lost, "lost ranks");
+    read_u32_list(rd, s.helpers, "helpers");
+    read_u32_list(rd, s.to, "receiving ranks");
+  }
 
   MatrixSpec& m = s.matrix;
   m.family = rd.str("matrix family");

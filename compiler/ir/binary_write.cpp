@@ -98,7 +98,8 @@ void write_spec(Writer& w, const Spec& s, uint32_t num_steps) {
   const uint32_t eb = s.field.elem_bytes();
   w.u8(static_cast<uint8_t>(s.op));
   w.u8(static_cast<uint8_t>(s.field.kind()));
-  w.u16(s.exclusive ? 1 : 0);  // spec flags
+  const bool repair = s.op == OpKind::Repair || s.op == OpKind::Decode;
+  w.u16((s.exclusive ? 1 : 0) | (repair ? 2 : 0));  // spec flags
   w.u32(s.K);
   w.u32(s.p);
   w.u32(s.lambda);
@@ -111,6 +112,11 @@ void write_spec(Writer& w, const Spec& s, uint32_t num_steps) {
   w.u32(s.root);
   w.u32(s.N);
   write_slots(w, s.counts);
+  if (repair) {  // flag bit 1: the lost, helper and receiver lists follow
+    write_slots(w, s.lost);
+    write_slots(w, s.helpers);
+    write_slots(w, s.to);
+  }
   const MatrixSpec& m = s.matrix;
   w.str(m.family, "matrix family");
   w.u32(m.rows);

@@ -1,5 +1,7 @@
 #include "ir/spec.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "support/error.h"
@@ -17,7 +19,8 @@ constexpr OpName kOps[] = {
     {OpKind::Broadcast, "broadcast"}, {OpKind::Reduce, "reduce"},
     {OpKind::Allgather, "allgather"}, {OpKind::Allgatherv, "allgatherv"},
     {OpKind::Allreduce, "allreduce"}, {OpKind::Prefix, "prefix"},
-    {OpKind::ReduceScatter, "reduce-scatter"},
+    {OpKind::ReduceScatter, "reduce-scatter"}, {OpKind::Repair, "repair"},
+    {OpKind::Decode, "decode"},
 };
 }  // namespace
 
@@ -89,6 +92,18 @@ void check_postcondition_size(const Spec& s) {
                  K, n, entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries), kCoded);
     return;
   }
+  if (s.op == OpKind::Repair || s.op == OpKind::Decode) {
+    // Every survivor's n inputs by every output block (the lost ranks' n
+    // each, or the K data symbols' n each).
+    const uint64_t outs = s.op == OpKind::Repair ? s.lost.size() : K;
+    const uint64_t entries = mul_sat(mul_sat(s.N - s.lost.size(), outs), mul_sat(n, n));
+    if (entries > kCoded)
+      user_error("N = {}, K = {}, {} lost, blocks = {}: a {} plan is checked against its dense postcondition of "
+                 "{} coefficients, over the 2^26 = {} collplan checks; use fewer processors or blocks",
+                 s.N, K, s.lost.size(), n, op_name(s.op),
+                 entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries), kCoded);
+    return;
+  }
   if (s.op == OpKind::DecentralizedEncode) {
     // At least K x (N-K) (systematic; K x N otherwise, checked once the
     // matrix's shape is known, in code_matrix and postcondition()).
@@ -133,13 +148,60 @@ void check_postcondition_size(const Spec& s) {
 
 }  // namespace
 
+namespace {
+
+// A strictly increasing list of ranks < N (lost, helpers).
+void check_rank_list(const std::vector<uint32_t>& v, const char* what, uint32_t N) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] >= N) user_error("{} rank {} is not a processor (valid: 0..{})", what, v[i], N - 1);
+    if (i > 0 && v[i] <= v[i - 1])
+      user_error("{} ranks must be distinct and in increasing order: {} follows {}", what, v[i], v[i - 1]);
+  }
+}
+
+// repair and decode: the lost set, the helpers and (decode) the receivers.
+void validate_repair(const Spec& s) {
+  const char* op = op_name(s.op);
+  check_rank_list(s.lost, "lost", s.N);
+  if (s.op == OpKind::Repair && s.lost.empty()) user_error("repair needs at least one lost rank (--lost)");
+  if (s.lost.size() > s.N - s.K)
+    user_error("{} lost ranks are too many for an [N, K] = [{}, {}] code: at most N - K = {} symbols can be lost",
+               s.lost.size(), s.N, s.K, s.N - s.K);
+  check_rank_list(s.helpers, "helper", s.N);  // empty only while a spec is built (repair_map refuses it)
+  for (uint32_t h : s.helpers)
+    if (std::binary_search(s.lost.begin(), s.lost.end(), h))
+      user_error("helper {} is lost: helpers must be survivors (ranks not in --lost)", h);
+  if (s.helpers.size() > s.K)
+    user_error("{} helpers are too many: an [N, K] code's symbols span at most K = {} dimensions, so more than K "
+               "helpers are linearly dependent",
+               s.helpers.size(), s.K);
+  if (s.op == OpKind::Decode) {
+    if (s.to.size() != s.K)
+      user_error("decode needs one receiving rank per data symbol: got {} for K = {}", s.to.size(), s.K);
+    for (size_t j = 0; j < s.to.size(); ++j)
+      if (s.to[j] >= s.N) user_error("to[{}] = {} is not a processor (valid: 0..{})", j, s.to[j], s.N - 1);
+  } else if (!s.to.empty()) {
+    user_error("to applies to decode only, not to {}", op);
+  }
+}
+
+}  // namespace
+
 void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
-  if (s.op == OpKind::DecentralizedEncode) {
+  validate_spec_ranges(s, max_ranks);
+  // A whole plan is checked against its dense postcondition; a rank-local
+  // one (max_ranks above kMaxPlanRanks) builds nothing of size K.
+  if (max_ranks <= kMaxPlanRanks) check_postcondition_size(s);
+}
+
+void validate_spec_ranges(const Spec& s, uint32_t max_ranks) {
+  if (is_code_op(s.op)) {
     // K sources among N processors: one source is allowed (its sinks get
     // multiples of x_0), one processor is not.
-    if (s.K < 1) user_error("K = {} is too small: decentralized-encode needs K >= 1 sources", s.K);
-    if (s.N <= s.K) user_error("N = {} is too small: decentralized-encode needs N > K = {} processors", s.N, s.K);
+    if (s.K < 1) user_error("K = {} is too small: {} needs K >= 1 (the code's dimension)", s.K, op_name(s.op));
+    if (s.N <= s.K) user_error("N = {} is too small: {} needs N > K = {} processors", s.N, op_name(s.op), s.K);
     if (s.N > max_ranks) user_error("N = {} is too large: collplan supports N <= {}", s.N, max_ranks);
+    if (s.op != OpKind::DecentralizedEncode) validate_repair(s);
   } else if (s.K < 2) {
     user_error("K = {} is too small: a collective needs K >= 2 processors", s.K);
   }
@@ -174,9 +236,9 @@ void validate_spec_basics(const Spec& s, uint32_t max_ranks) {
                s.K, s.blocks, uint64_t{s.K} * s.blocks);
   if (s.exclusive && s.op != OpKind::Prefix)
     user_error("exclusive applies to prefix only, not to {}", op_name(s.op));
-  // A whole plan is checked against its dense postcondition; a rank-local
-  // one (max_ranks above kMaxPlanRanks) builds nothing of size K.
-  if (max_ranks <= kMaxPlanRanks) check_postcondition_size(s);
+  if (!is_code_op(s.op) || s.op == OpKind::DecentralizedEncode)
+    if (!s.lost.empty() || !s.helpers.empty() || !s.to.empty())
+      user_error("lost, helpers and to apply to repair and decode only, not to {}", op_name(s.op));
 }
 
 uint64_t total_count(const Spec& s) {
@@ -209,6 +271,14 @@ RankIO rank_io(const Spec& s, uint32_t k, uint64_t total) {
     case OpKind::Prefix:
       if (s.counts.empty()) return {1, 1};
       return {s.counts[k], s.counts[k]};
+    case OpKind::Repair: {
+      const bool lost = std::binary_search(s.lost.begin(), s.lost.end(), k);
+      return {lost ? 0 : n, lost ? n : 0};
+    }
+    case OpKind::Decode: {
+      const bool lost = std::binary_search(s.lost.begin(), s.lost.end(), k);
+      return {lost ? 0 : n, static_cast<uint32_t>(std::count(s.to.begin(), s.to.end(), k)) * n};
+    }
   }
   return {};
 }

@@ -26,7 +26,15 @@ enum class OpKind : uint8_t {
   Allreduce = 7,            // every rank gets the sum
   Prefix = 8,               // rank k gets v_0 ⊕ … ⊕ v_k (inclusive scan)
   ReduceScatter = 9,        // rank k gets block k of the sum (MPI_Reduce_scatter_block)
+  Repair = 10,              // [N, K] code: the lost ranks get their symbols back from helpers
+  Decode = 11,              // [N, K] code: the data x from helpers, x_j to rank to[j]
 };
+
+// The operations on the N ranks of an [N, K] code (K, N and the code's
+// matrix as decentralized-encode has it): decentralized-encode, repair, decode.
+inline bool is_code_op(OpKind op) {
+  return op == OpKind::DecentralizedEncode || op == OpKind::Repair || op == OpKind::Decode;
+}
 
 const char* op_name(OpKind op);
 // UserError listing the valid names when `name` is not one.
@@ -77,13 +85,18 @@ struct Spec {
   uint32_t p = 1;       // ports per processor
   uint32_t lambda = 1;  // postal latency (1 = synchronous rounds)
   Field field = Field::gf256();
-  MatrixSpec matrix;        // coded operations only (decentralized-encode: A, K×(N−K), or G, K×N; postcondition.h)
+  MatrixSpec matrix;        // coded operations only (the code ops: A, K×(N−K), or G, K×N; postcondition.h)
   std::string algorithm;    // the generator that produced the plan
   uint32_t blocks = 1;      // n: blocks per buffer (block operations)
   uint32_t root = 0;        // broadcast / reduce
-  uint32_t N = 0;           // decentralized-encode: processors (K sources)
+  uint32_t N = 0;           // the code ops: processors (decentralized-encode: K sources)
   std::vector<uint32_t> counts;  // allgatherv: blocks per rank; prefix: items per rank (empty = 1 each)
   bool exclusive = false;        // prefix: exclusive scan (rank k gets v_0 ⊕ … ⊕ v_{k−1})
+  // repair and decode (matrix/repair.h): the ranks whose symbols are lost
+  // (strictly increasing), the survivors whose symbols the plan combines
+  // (strictly increasing; chosen by build_spec unless given), and for decode
+  // the rank that gets each data symbol x_j (K entries).
+  std::vector<uint32_t> lost, helpers, to;
   friend bool operator==(const Spec&, const Spec&) = default;
 };
 
@@ -93,9 +106,9 @@ Spec make_encode_spec(uint32_t K, uint32_t p, uint32_t lambda, const Field& f, M
 // systematic) or G (K×N); see matrix/postcondition.h.
 Spec make_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, uint32_t lambda, const Field& f, MatrixSpec m);
 
-// Number of processors a plan for `s` runs on: N for decentralized-encode
-// (K sources + N-K sinks), K otherwise.
-inline uint32_t num_ranks(const Spec& s) { return s.op == OpKind::DecentralizedEncode ? s.N : s.K; }
+// Number of processors a plan for `s` runs on: N for the code ops
+// (decentralized-encode: K sources + N-K sinks; repair, decode), K otherwise.
+inline uint32_t num_ranks(const Spec& s) { return is_code_op(s.op) ? s.N : s.K; }
 
 // The most ranks a whole plan may have (K, or N for decentralized-encode):
 // a plan holds every rank's program, and the checker and the replays walk
@@ -110,6 +123,10 @@ inline constexpr uint32_t kMaxRankLocalRanks = uint32_t{1} << 31;
 // ...); UserError naming the bad value and the valid range. `max_ranks` is
 // kMaxPlanRanks for a whole plan, kMaxRankLocalRanks for a rank-local one.
 void validate_spec_basics(const Spec& s, uint32_t max_ranks = kMaxPlanRanks);
+// The same checks without the dense postcondition's size limit: what a
+// generator needs to build a plan (the checker applies the limit when it
+// builds the map), e.g. a pipelined reduce of many blocks for a simulation.
+void validate_spec_ranges(const Spec& s, uint32_t max_ranks = kMaxPlanRanks);
 
 // Rank k's input and output counts, as the operation's postcondition has them, from
 // the spec alone and without the map (O(1); O(K) for allgatherv's Σ counts):

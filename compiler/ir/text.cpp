@@ -2,6 +2,7 @@
 #include "ir/text.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "support/error.h"
 
@@ -164,7 +165,16 @@ void header_text(std::string& out, const Spec& s, uint32_t num_steps, const std:
   line("blocks", std::to_string(s.blocks));
   if (s.exclusive) line("scan", "exclusive");
   if (s.op == OpKind::Broadcast || s.op == OpKind::Reduce || s.root != 0) line("root", std::to_string(s.root));
-  if (s.op == OpKind::DecentralizedEncode || s.N != 0) line("N", std::to_string(s.N));
+  if (is_code_op(s.op) || s.N != 0) line("N", std::to_string(s.N));
+  if (s.op == OpKind::Repair || s.op == OpKind::Decode) {
+    line("code", s.matrix.cols == s.N ? "non-systematic G" : "systematic, G = [I | A]");
+    line("lost", s.lost.empty() ? std::string("none") : fmt::format("{}", fmt::join(s.lost, ",")));
+    line("helpers", fmt::format("{}", fmt::join(s.helpers, ",")));
+    if (s.op == OpKind::Repair)
+      line("outputs", "each lost rank receives its own symbol, sum_h c_h F[h][l] with G_H F = G_L");
+    else
+      line("to", fmt::format("{} (rank to[j] receives x_j)", fmt::join(s.to, ",")));
+  }
   if (s.op == OpKind::DecentralizedEncode && s.N > s.K) {
     line("sources", fmt::format("ranks 0..{} hold x_0..x_{}{}", s.K - 1, s.K - 1,
                                 s.blocks > 1 ? fmt::format(", each in {} blocks; output block b sums blocks b", s.blocks)

@@ -91,9 +91,12 @@ J spec_json(const Spec& s, bool with_matrix) {
   j["algorithm"] = s.algorithm;
   j["blocks"] = s.blocks;
   if (s.op == OpKind::Broadcast || s.op == OpKind::Reduce || s.root != 0) j["root"] = s.root;
-  if (s.op == OpKind::DecentralizedEncode || s.N != 0) j["N"] = s.N;
+  if (is_code_op(s.op) || s.N != 0) j["N"] = s.N;
   if (s.op == OpKind::Allgatherv || !s.counts.empty()) j["counts"] = s.counts;
   if (s.exclusive) j["exclusive"] = true;
+  if (s.op == OpKind::Repair || s.op == OpKind::Decode || !s.lost.empty()) j["lost"] = s.lost;
+  if (s.op == OpKind::Repair || s.op == OpKind::Decode || !s.helpers.empty()) j["helpers"] = s.helpers;
+  if (s.op == OpKind::Decode || !s.to.empty()) j["to"] = s.to;
   return j;
 }
 
@@ -357,7 +360,8 @@ MatrixSpec parse_matrix(const json& v, const std::string& path, const Field& f, 
 // small document cannot claim a large K and have a K x K matrix built).
 Spec parse_spec(const json& v, const std::string& path, const json* doc = nullptr) {
   need_object(v, path);
-  only_keys(v, path, {"op", "K", "p", "lambda", "field", "matrix", "algorithm", "blocks", "root", "N", "counts", "exclusive"});
+  only_keys(v, path, {"op", "K", "p", "lambda", "field", "matrix", "algorithm", "blocks", "root", "N", "counts", "exclusive",
+                      "lost", "helpers", "to"});
   Spec s;
   const std::string op = as_string(need(v, "op", path), member(path, "op"));
   try {
@@ -382,6 +386,12 @@ Spec parse_spec(const json& v, const std::string& path, const json* doc = nullpt
     need_array(*c, cp);
     for (size_t i = 0; i < c->size(); ++i) s.counts.push_back(as_u32((*c)[i], element(cp, i)));
   }
+  for (auto [key, list] : {std::pair{"lost", &s.lost}, std::pair{"helpers", &s.helpers}, std::pair{"to", &s.to}})
+    if (const json* c = maybe(v, key)) {
+      const std::string cp = member(path, key);
+      need_array(*c, cp);
+      for (size_t i = 0; i < c->size(); ++i) list->push_back(as_u32((*c)[i], element(cp, i)));
+    }
   try {
     validate_spec_basics(s);
   } catch (const UserError& e) {
@@ -455,7 +465,7 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
       Send& s = st.sends.emplace_back();
       s.port = as_index(need(sx, "port", xp), member(xp, "port"), spec.p, "port", "p = {}");
       s.to = as_index(need(sx, "to", xp), member(xp, "to"), num_ranks(spec), "rank",
-                          spec.op == OpKind::DecentralizedEncode ? "N = {}" : "K = {}");
+                          is_code_op(spec.op) ? "N = {}" : "K = {}");
       const std::string pp = member(xp, "payload");
       const json& payload = need_array(need(sx, "payload", xp), pp);
       for (size_t e = 0; e < payload.size(); ++e)
@@ -471,7 +481,7 @@ Program parse_rank(const json& v, const std::string& path, Rank k, const Spec& s
       Recv& r = st.recvs.emplace_back();
       r.port = as_index(need(rx, "port", xp), member(xp, "port"), spec.p, "port", "p = {}");
       r.from = as_index(need(rx, "from", xp), member(xp, "from"), num_ranks(spec), "rank",
-                          spec.op == OpKind::DecentralizedEncode ? "N = {}" : "K = {}");
+                          is_code_op(spec.op) ? "N = {}" : "K = {}");
       r.sent_at = as_u32(need(rx, "sent_at", xp), member(xp, "sent_at"));
       if (r.sent_at < 1 || r.sent_at > st.t)
         wrong(member(xp, "sent_at"), "{}: a message received in step {} was sent in step 1..{}", r.sent_at, st.t,

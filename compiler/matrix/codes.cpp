@@ -82,6 +82,24 @@ Matrix random_matrix(uint32_t rows, uint32_t cols, uint64_t seed, const Field& f
   return m;
 }
 
+uint32_t lrc_group(uint32_t i, uint32_t K, uint32_t L) { return static_cast<uint32_t>(uint64_t{i} * L / K); }
+
+Matrix lrc_matrix(uint32_t N, uint32_t K, uint32_t L, const Field& f) {
+  const uint32_t r = N - K - L;
+  if (K > f.size() - 1)
+    user_error("an LRC with K = {} data symbols over {} needs K <= q - 1 = {} distinct non-zero points", K, f.name(),
+               f.size() - 1);
+  Matrix A = Matrix::zeros(K, N - K);
+  const Elem g = f.generator();
+  for (uint32_t i = 0; i < K; ++i) {
+    A.at(i, lrc_group(i, K, L)) = 1;  // local parity of i's group: the plain sum
+    const Elem a = f.pow(g, i);      // global parity t: Σ_i α_i^t x_i, t = 1..r
+    Elem c = a;
+    for (uint32_t t = 0; t < r; ++t, c = f.mul(c, a)) A.at(i, L + t) = c;
+  }
+  return A;
+}
+
 MatrixSpec code_matrix(const std::string& code, uint32_t N, uint32_t K, bool systematic, uint64_t seed, const Field& f) {
   if (N <= K || K < 1) user_error("an [N, K] code needs N > K >= 1, got N = {}, K = {}", N, K);
   // The code's matrix is part of a postcondition of at most 2^26 entries
@@ -99,10 +117,28 @@ MatrixSpec code_matrix(const std::string& code, uint32_t N, uint32_t K, bool sys
   if (code == "lagrange")
     return matrix_explicit(lagrange_matrix(N, K, systematic, f), f,
                            fmt::format("Lagrange [{}, {}], {}, data at 1..{}", N, K, form, K));
+  if (code.rfind("lrc:", 0) == 0) {
+    const std::string groups = code.substr(4);
+    uint32_t L = 0;
+    const bool ok = !groups.empty() && groups.size() <= 9 &&
+                    std::all_of(groups.begin(), groups.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (ok) L = static_cast<uint32_t>(std::stoul(groups));
+    if (!ok || L < 1 || L > K || L > N - K)
+      user_error("--code {}: an LRC needs lrc:L with 1 <= L <= K = {} local groups and L <= N - K = {} (one local "
+                 "parity per group; the other N - K - L parities are global)",
+                 code, K, N - K);
+    if (!systematic)
+      user_error("--code {}: an LRC is a systematic code here (data ranks 0..K-1, then the local and the global "
+                 "parities); drop --systematic false",
+                 code);
+    return matrix_explicit(lrc_matrix(N, K, L, f), f,
+                           fmt::format("LRC [{}, {}] with {} local groups and {} global parities, systematic", N, K, L,
+                                       N - K - L));
+  }
   if (code == "random")
     return matrix_explicit(random_matrix(K, systematic ? N - K : N, seed, f), f,
                            fmt::format("random [{}, {}], {}, seed {}", N, K, form, seed));
-  user_error("unknown code '{}' (valid: rs, lagrange, random; or --generator FILE)", code);
+  user_error("unknown code '{}' (valid: rs, lagrange, lrc:L, random; or --generator FILE)", code);
 }
 
 }  // namespace collplan

@@ -54,8 +54,17 @@ Matrix rs_generator(uint32_t N, uint32_t K, const Field& f);
 RsSystematic rs_code(uint32_t N, uint32_t K, const Field& f);
 Matrix lagrange_matrix(uint32_t N, uint32_t K, bool systematic, const Field& f);
 Matrix random_matrix(uint32_t rows, uint32_t cols, uint64_t seed, const Field& f);
+// Azure-style local reconstruction code (k, l, r) = (K, L, N − K − L),
+// systematic: A (K×(N−K)). Data symbol i is in local group
+// lrc_group(i) = ⌊i·L/K⌋ (contiguous groups of ⌊K/L⌋ or ⌈K/L⌉); sink K+g is
+// group g's local parity, the plain sum of its data; sink K+L+t (t < r) is
+// the global parity Σ_i α_i^{t+1} x_i with α_i = g^i (g the field's
+// generator; K <= q−1). A single loss in a group is repaired from the
+// group alone; more losses go through the global parities.
+uint32_t lrc_group(uint32_t i, uint32_t K, uint32_t L);
+Matrix lrc_matrix(uint32_t N, uint32_t K, uint32_t L, const Field& f);
 
-// The matrix of `code` ("rs", "lagrange", "random") for a decentralized
+// The matrix of `code` ("rs", "lagrange", "lrc:L", "random") for a decentralized
 // encode, as a spec entry (explicit entries, source names the code).
 MatrixSpec code_matrix(const std::string& code, uint32_t N, uint32_t K, bool systematic, uint64_t seed, const Field& f);
 

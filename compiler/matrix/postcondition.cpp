@@ -1,5 +1,6 @@
 #include "matrix/postcondition.h"
 
+#include "matrix/repair.h"
 #include "support/error.h"
 
 namespace collplan {
@@ -46,22 +47,23 @@ Matrix coded_matrix(const Spec& s) {
   validate_spec_basics(s);
   if (s.op == OpKind::Encode) {
     check_matrix_shape(s, s.K, s.K);
-  } else if (s.op == OpKind::DecentralizedEncode) {
-    // [N, K] code, sources 0..K-1 hold x_k. The matrix's shape says which
+  } else if (is_code_op(s.op)) {
+    // [N, K] code (repair and decode take the code as decentralized-encode
+    // does), sources 0..K-1 hold x_k. The matrix's shape says which
     // kind (the two shapes never coincide, K >= 1):
     //   K x (N-K)  systematic, G = [I | A]: sink K+j gets Σ_k x_k A[k][j];
     //   K x N      non-systematic G: every rank j gets Σ_k x_k G[k][j].
     if (s.matrix.rows != s.K || (s.matrix.cols != s.N - s.K && s.matrix.cols != s.N))
-      user_error("decentralized-encode with N = {}, K = {} needs a {}x{} matrix A (systematic, G = [I | A]) or a "
+      user_error("{} with N = {}, K = {} needs a {}x{} matrix A (systematic, G = [I | A]) or a "
                  "{}x{} generator matrix G (non-systematic), the spec has {}x{}",
-                 s.N, s.K, s.K, s.N - s.K, s.K, s.N, s.matrix.rows, s.matrix.cols);
+                 op_name(s.op), s.N, s.K, s.K, s.N - s.K, s.K, s.N, s.matrix.rows, s.matrix.cols);
   } else {
-    user_error("'{}' has no matrix (encode and decentralized-encode have one)", op_name(s.op));
+    user_error("'{}' has no matrix (encode, decentralized-encode, repair and decode have one)", op_name(s.op));
   }
   // The map M ⊗ I_n is dense: refuse, before building anything, what could
   // not be checked.
   const uint64_t n = s.blocks, entries = uint64_t{s.matrix.rows} * s.matrix.cols * n * n;
-  if (entries > kMaxPostconditionEntries)
+  if (entries > kMaxPostconditionEntries && s.op != OpKind::Repair && s.op != OpKind::Decode)
     user_error("blocks = {}: the {}x{} matrix in {} blocks makes a {}-entry postcondition, over the 2^26 collplan "
                "checks; use fewer blocks (the runtime's vector length covers long vectors)",
                n, s.matrix.rows, s.matrix.cols, n, entries);
@@ -76,6 +78,7 @@ Postcondition postcondition(const Spec& s) {
   pc.K = num_ranks(s);
   const uint32_t K = pc.K, n = s.blocks;
   const bool coded = s.op == OpKind::Encode || s.op == OpKind::DecentralizedEncode;
+  const bool repair = s.op == OpKind::Repair || s.op == OpKind::Decode;
   const Matrix M = coded ? coded_matrix(s) : Matrix{};  // shape and digest checked first
   pc.inputs_per_rank.resize(K);
   pc.outputs_per_rank.resize(K);
@@ -87,6 +90,21 @@ Postcondition postcondition(const Spec& s) {
   if (coded) {
     set_offsets(pc);
     pc.map = blockwise(M, n);
+    return pc;
+  }
+  if (repair) {
+    // Helper h's block b feeds output symbol o's block b with F[h][o]
+    // (matrix/repair.h); the other survivors' inputs feed nothing.
+    set_offsets(pc);
+    const RepairMap r = repair_map(s);
+    pc.map = Matrix::zeros(pc.num_inputs(), pc.num_outputs());
+    std::vector<uint32_t> seen(K, 0);  // output symbols placed per rank
+    for (uint32_t o = 0; o < r.out_rank.size(); ++o) {
+      const uint32_t rank = r.out_rank[o], col = pc.output_offset[rank] + seen[rank]++ * n;
+      for (uint32_t i = 0; i < s.helpers.size(); ++i)
+        if (const Elem c = r.F.at(i, o); c != 0)
+          for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[s.helpers[i]] + b, col + b) = c;
+    }
     return pc;
   }
   set_offsets(pc);

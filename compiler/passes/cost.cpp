@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "matrix/repair.h"
 #include "support/error.h"
 
 namespace collplan::passes {
@@ -76,6 +77,24 @@ CostReport cost(const ir::Plan& plan, const SearchBound* search) {
     // sinks (R+1 ranks with k), and sink j must hear from the K sources
     // (K+1 ranks with j, the same bound run backwards).
     c.lb_C1 = postal_steps_bound(uint64_t{std::max(spec.K, spec.N - spec.K)} + 1, spec.p, spec.lambda);
+  }
+  if (spec.op == OpKind::Repair || spec.op == OpKind::Decode) {
+    // An output symbol that depends on d other ranks' symbols (non-zero F
+    // entries, matrix/repair.h) must hear from d ranks: the postal bound on
+    // d + 1 ranks. Its n blocks are n independent combinations, so its rank
+    // receives at least n elements, at most p·(largest message) per step.
+    const RepairMap m = repair_map(spec);
+    uint64_t d = 0;
+    for (uint32_t o = 0; o < m.out_rank.size(); ++o) {
+      uint64_t deps = 0;
+      for (uint32_t i = 0; i < spec.helpers.size(); ++i) deps += m.F.at(i, o) != 0 && spec.helpers[i] != m.out_rank[o];
+      d = std::max(d, deps);
+    }
+    c.lb_C1 = d == 0 ? 0 : postal_steps_bound(d + 1, spec.p, spec.lambda);
+    if (d > 0) {
+      c.lb_C2 = (uint64_t{spec.blocks} + spec.p - 1) / spec.p;
+      c.lb_C2_name = "one chunk to each receiver";
+    }
   }
   if (spec.op == OpKind::Encode && spec.lambda == 1 && spec.blocks == 1) {
     c.lb_C2 = lemma2_bound(spec.K, spec.p);

@@ -47,7 +47,7 @@ void verify_rank_structure(const Spec& spec, uint32_t num_steps, const Program& 
   // The counts from the spec alone (a broadcast's map has K·n columns); an
   // encode's matrix is still checked against the header's digest.
   validate_spec_basics(spec, max_ranks);
-  if (spec.op == OpKind::Encode || spec.op == OpKind::DecentralizedEncode) (void)coded_matrix(spec);
+  if (spec.op == OpKind::Encode || is_code_op(spec.op)) (void)coded_matrix(spec);
   ir::verify_rank_structure(spec, num_steps, prog, max_ranks);
 }
 

@@ -119,7 +119,7 @@ void check_plan_size(const Spec& spec, const gen::GeneratorInfo& g, const gen::P
   user_error("{} with {} = {}, blocks = {}: the {} plan would hold about {} received elements in its rank programs "
              "(C2 = {} per rank), over the 2^26 = {} collplan builds in one plan (support/limits.h); use fewer ranks "
              "or blocks{}",
-             op_name(spec.op), spec.op == OpKind::DecentralizedEncode ? "N" : "K", num_ranks(spec), spec.blocks,
+             op_name(spec.op), is_code_op(spec.op) ? "N" : "K", num_ranks(spec), spec.blocks,
              g.name, elements, e.C2, kMaxPlanElements,
              g.build_rank ? fmt::format(", or compile one rank alone with --rank R ({} can)", g.name) : std::string());
 }
@@ -170,7 +170,7 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
     resource_error(ResourceError::Kind::Memory,
                    "out of memory building and checking the {} plan of {} = {} ranks, blocks = {}{}; raise `ulimit -v` "
                    "or free memory, or use fewer ranks or blocks",
-                   g.name, spec.op == OpKind::DecentralizedEncode ? "N" : "K", num_ranks(spec), spec.blocks,
+                   g.name, is_code_op(spec.op) ? "N" : "K", num_ranks(spec), spec.blocks,
                    elements ? fmt::format(" (about {} received elements)", elements) : std::string());
   }
 }

@@ -26,7 +26,7 @@ namespace {
 // The keys of a spec file, in the order they are documented.
 const char* const kSpecKeys =
     "op, K, N, p, lambda, field, matrix, seed, points, perm, matrix_file, radix, phi, root, blocks, counts, "
-    "exclusive, code, generator, systematic, algorithm, passes, beta, tau, cost_len";
+    "exclusive, code, generator, systematic, lost, helpers, to, algorithm, passes, beta, tau, cost_len";
 
 struct SpecFileReader {
   const std::string& file;
@@ -185,10 +185,10 @@ void apply_spec_file(SpecFlags& sf) {
       take("op", "--op", [&] { sf.op = op; });
     } else if (key == "K") {
       const uint32_t x = static_cast<uint32_t>(
-          rd.uint(val, key, UINT32_MAX, "K >= 2 processors; decentralized-encode: 1 <= K < N sources"));
+          rd.uint(val, key, UINT32_MAX, "K >= 2 processors; decentralized-encode, repair, decode: 1 <= K < N"));
       take("K", "--K", [&] { sf.K = x; });
     } else if (key == "N") {
-      const uint32_t x = static_cast<uint32_t>(rd.uint(val, key, UINT32_MAX, "decentralized-encode: N > K"));
+      const uint32_t x = static_cast<uint32_t>(rd.uint(val, key, UINT32_MAX, "decentralized-encode, repair, decode: N > K"));
       take("N", "--N", [&] { sf.N = x; });
     } else if (key == "p") {
       const uint32_t x = static_cast<uint32_t>(rd.uint(val, key, UINT32_MAX, "1..1024 ports"));
@@ -232,6 +232,15 @@ void apply_spec_file(SpecFlags& sf) {
     } else if (key == "counts") {
       const std::string x = rd.list(val, key);
       take("counts", "--counts", [&] { sf.counts = x; });
+    } else if (key == "lost") {
+      const std::string x = rd.list(val, key);
+      take("lost", "--lost", [&] { sf.lost = x; });
+    } else if (key == "helpers") {
+      const std::string x = rd.list(val, key);
+      take("helpers", "--helpers", [&] { sf.helpers = x; });
+    } else if (key == "to") {
+      const std::string x = rd.list(val, key);
+      take("to", "--to", [&] { sf.to = x; });
     } else if (key == "matrix_file") {
       const std::string x = rd.path(val, key);
       take("matrix_file", "--matrix-file", [&] { sf.matrix_file = x; });
@@ -324,7 +333,7 @@ void apply_spec_file(SpecFlags& sf) {
         const std::string_view w = e.what();
         user_error("spec file '{}': {}", sf.spec_file, w.substr(w.starts_with("plan JSON: ") ? 11 : 0));
       }
-      if (sf.op == "decentralized-encode") {
+      if (sf.op == "decentralized-encode" || sf.op == "repair" || sf.op == "decode") {
         // The code's matrix; --code or --generator on the command line
         // replace it.
         if (!given("--code") && !given("--generator")) {

@@ -14,6 +14,7 @@
 #include "gen/vandermonde_plans.h"
 #include "json/json.h"
 #include "matrix/codes.h"
+#include "matrix/repair.h"
 #include "matrix/structured.h"
 #include "support/error.h"
 
@@ -71,6 +72,9 @@ const SpecOption kN{"--N", "N", [](const SpecFlags& s) { return s.N == 0; }};
 const SpecOption kCode{"--code", "code", [](const SpecFlags& s) { return s.code == defaults().code; }};
 const SpecOption kGenerator{"--generator", "generator", [](const SpecFlags& s) { return s.generator_file.empty(); }};
 const SpecOption kSystematic{"--systematic", "systematic", [](const SpecFlags& s) { return s.systematic; }};
+const SpecOption kLost{"--lost", "lost", [](const SpecFlags& s) { return s.lost.empty(); }};
+const SpecOption kHelpers{"--helpers", "helpers", [](const SpecFlags& s) { return s.helpers.empty(); }};
+const SpecOption kTo{"--to", "to", [](const SpecFlags& s) { return s.to.empty(); }};
 const SpecOption kMatrix{"--matrix", "matrix", [](const SpecFlags& s) { return s.matrix == defaults().matrix; }};
 const SpecOption kMatrixObject{"", "matrix", [](const SpecFlags& s) { return !s.matrix_object.has_value(); }};
 const SpecOption kMatrixFile{"--matrix-file", "matrix_file", [](const SpecFlags& s) { return s.matrix_file.empty(); }};
@@ -253,23 +257,28 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
   s.p = sf.p;
   s.lambda = sf.lambda;
   s.field = Field::parse(sf.field);
-  const bool decentralized = s.op == OpKind::DecentralizedEncode;
+  const bool decentralized = is_code_op(s.op);  // takes an [N, K] code
+  const bool repair = s.op == OpKind::Repair || s.op == OpKind::Decode;
 
   // Options the operation does not use are refused, never ignored.
+  if (!repair)
+    for (const SpecOption* o : {&kLost, &kHelpers}) refuse_unused_for_op(sf, *o, s.op, "repair, decode");
+  if (s.op != OpKind::Decode) refuse_unused_for_op(sf, kTo, s.op, "decode");
   if (s.op != OpKind::Broadcast && s.op != OpKind::Reduce) refuse_unused_for_op(sf, kRoot, s.op, "broadcast, reduce");
   if (s.op != OpKind::Allgatherv && s.op != OpKind::Prefix)
     refuse_unused_for_op(sf, kCounts, s.op, "allgatherv (blocks per rank), prefix (items per rank)");
   if (s.op != OpKind::Prefix) refuse_unused_for_op(sf, kExclusive, s.op, "prefix");
   if (!decentralized)
     for (const SpecOption* o : {&kN, &kCode, &kGenerator, &kSystematic})
-      refuse_unused_for_op(sf, *o, s.op, "decentralized-encode");
+      refuse_unused_for_op(sf, *o, s.op, "decentralized-encode, repair, decode");
   if (s.op != OpKind::Encode) {
-    const char* users = decentralized ? "encode (decentralized-encode takes --code or --generator)" : "encode";
+    const std::string users =
+        decentralized ? fmt::format("encode ({} takes --code or --generator)", op_name(s.op)) : "encode";
     for (const SpecOption* o : {&kMatrix, &kMatrixFile, &kPoints, &kPerm, &kRadix, &kPhi})
-      refuse_unused_for_op(sf, *o, s.op, users);
+      refuse_unused_for_op(sf, *o, s.op, users.c_str());
     if (!decentralized) {
-      refuse_unused_for_op(sf, kMatrixObject, s.op, "encode, decentralized-encode");
-      refuse_unused_for_op(sf, kSeed, s.op, "encode (random, permutation), decentralized-encode (--code random)");
+      refuse_unused_for_op(sf, kMatrixObject, s.op, "encode, decentralized-encode, repair, decode");
+      refuse_unused_for_op(sf, kSeed, s.op, "encode (random, permutation), the code ops (--code random)");
     }
   }
   if (decentralized) {
@@ -284,7 +293,7 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
 
   const bool K_given = on_command_line(sf, "--K") || sf.from_file.count("K");
   if (sf.K == 0 && !K_given)
-    user_error("--K is required ({})", decentralized ? "the number of sources, 1 <= K < N"
+    user_error("--K is required ({})", decentralized ? "the code's dimension, 1 <= K < N"
                                                      : "the number of processors, K >= 2");
   // Where a value came from, for the range messages below.
   auto from = [&](const char* flag, const char* key) {
@@ -294,7 +303,9 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
   };
   if (sf.K == 0)
     user_error("--K 0{} is out of range (valid: {})", from("--K", "K"),
-               decentralized ? "1 <= K < N sources for decentralized-encode" : "K >= 2 processors");
+               decentralized ? fmt::format("1 <= K < N{} for {}", s.op == OpKind::DecentralizedEncode ? " sources" : "",
+                                           op_name(s.op))
+                             : "K >= 2 processors");
   s.root = sf.root;
   s.blocks = sf.blocks;
   s.exclusive = sf.exclusive;
@@ -306,9 +317,41 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
   if (decentralized) {
     const bool N_given = on_command_line(sf, "--N") || sf.from_file.count("N");
     if (sf.N == 0 && !N_given)
-      user_error("--N is required for decentralized-encode (the number of processors, N > K)");
+      user_error("--N is required for {} (the number of processors, N > K)", op_name(s.op));
     if (sf.N == 0) user_error("--N 0{} is out of range (valid: N > K = {} processors)", from("--N", "N"), sf.K);
     s.N = sf.N;
+  }
+  if (repair) {
+    auto ranks = [&](const std::string& text, const char* what) {
+      std::vector<uint32_t> v;
+      for (uint64_t r : parse_list(text, what)) {
+        if (r >= s.N) user_error("--{} {}: rank {} is not a processor (valid: 0..{})", what, text, r, s.N - 1);
+        v.push_back(static_cast<uint32_t>(r));
+      }
+      return v;
+    };
+    auto sorted = [&](std::vector<uint32_t> v, const char* what, const std::string& text) {
+      std::sort(v.begin(), v.end());
+      for (size_t i = 1; i < v.size(); ++i)
+        if (v[i] == v[i - 1]) user_error("--{} {}: rank {} is named twice", what, text, v[i]);
+      return v;
+    };
+    if (s.op == OpKind::Repair && sf.lost.empty())
+      user_error("--lost is required for repair (the ranks whose symbols are rebuilt, 1 to N - K = {} of them)",
+                 s.N - s.K);
+    if (!sf.lost.empty()) s.lost = sorted(ranks(sf.lost, "lost"), "lost", sf.lost);
+    if (!sf.helpers.empty()) s.helpers = sorted(ranks(sf.helpers, "helpers"), "helpers", sf.helpers);
+    if (s.op == OpKind::Decode) {
+      if (sf.to.empty()) {
+        for (uint32_t j = 0; j < s.K; ++j) s.to.push_back(j);
+      } else {
+        s.to = ranks(sf.to, "to");
+        if (s.to.size() == 1) s.to.assign(s.K, s.to[0]);
+        if (s.to.size() != s.K)
+          user_error("--to {}: {} ranks given; decode needs K = {} (rank to[j] receives x_j) or one rank for all",
+                     sf.to, s.to.size(), s.K);
+      }
+    }
   }
   validate_spec_basics(s, max_ranks);
   if (s.op == OpKind::Encode) s.matrix = build_matrix(sf, s.K, s.field);
@@ -322,8 +365,8 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
       const MatrixSpec& ms = *sf.matrix_object;
       const bool systematic = ms.cols != s.N;
       if (ms.rows != s.K || (ms.cols != s.N && ms.cols != s.N - s.K))
-        user_error("{} is {} x {}; decentralized-encode with N = {}, K = {} needs A, {} x {} (systematic), or G, {} x {}",
-                   name_of(sf, kMatrixObject), ms.rows, ms.cols, s.N, s.K, s.K, s.N - s.K, s.K, s.N);
+        user_error("{} is {} x {}; {} with N = {}, K = {} needs A, {} x {} (systematic), or G, {} x {}",
+                   name_of(sf, kMatrixObject), ms.rows, ms.cols, op_name(s.op), s.N, s.K, s.K, s.N - s.K, s.K, s.N);
       if (is_set(sf, kSystematic) && sf.systematic != systematic)
         user_error("{} says systematic = {}, but {} is {} x {}, the shape of a {} code's {}", name_of(sf, kSystematic),
                    sf.systematic, name_of(sf, kMatrixObject), ms.rows, ms.cols,
@@ -334,6 +377,8 @@ Spec build_spec(const SpecFlags& sf, uint32_t max_ranks) {
       s.matrix = code_matrix(sf.code, s.N, s.K, sf.systematic, sf.seed, s.field);
     }
   }
+  if (repair && s.helpers.empty()) s.helpers = default_helpers(s);
+  if (repair) (void)repair_map(s);  // given helpers: independent, and they span every target
   return s;
 }
 

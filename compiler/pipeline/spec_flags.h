@@ -34,9 +34,11 @@ struct SpecFlags {
   bool exclusive = false;
   // decentralized-encode
   uint32_t N = 0;
-  std::string code = "random";   // rs | lagrange | random (or generator_file)
+  std::string code = "random";   // rs | lagrange | lrc:L | random (or generator_file)
   std::string generator_file;    // A (K x (N-K)) or G (K x N) from a file
   bool systematic = true;
+  // repair and decode (matrix/repair.h): comma-separated ranks
+  std::string lost, helpers, to;
 
   // A matrix given by its entries in a spec file (a plan's own spec object,
   // docs/spec-files.md): encode's "explicit" family, or decentralized-encode's

@@ -61,7 +61,9 @@ typedef enum collplan_op {
   COLLPLAN_OP_ALLGATHERV = 6,
   COLLPLAN_OP_ALLREDUCE = 7,
   COLLPLAN_OP_PREFIX = 8,
-  COLLPLAN_OP_REDUCE_SCATTER = 9
+  COLLPLAN_OP_REDUCE_SCATTER = 9,
+  COLLPLAN_OP_REPAIR = 10,              /* [N, K] code: lost ranks get their symbols back */
+  COLLPLAN_OP_DECODE = 11               /* [N, K] code: rank to[j] gets data symbol x_j */
 } collplan_op;
 
 /* An opened plan (opaque). */

@@ -17,6 +17,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/gf/gf_kernels.h"
 #include "support/error.h"
+#include "repair_spec.h"
 #include "test_util.h"
 
 using namespace collplan;
@@ -360,6 +361,15 @@ SAME_BYTES_CASE(same_bytes_decentralized_naive, "decentralized-naive N=8 K=3 p=2
 }
 
 // Structured matrices: K = 8 over GF(257) (8 | 256), radix 2.
+SAME_BYTES_CASE(same_bytes_repair, "repair-central, -tree, -pipelined, -decentralized: RS repair and decode") {
+  // Small codes: each plan is an emitted program to compile.
+  const Spec rep = test::repair_spec("repair", 6, 4, "1,5", Field::gf65536(), "rs", true, 1, 1, 2);
+  const Spec dec = test::repair_spec("decode", 5, 3, "0", Field::prime(257), "rs", false, 2, 1, 1);
+  for (const char* alg : {"repair-central", "repair-tree", "repair-pipelined", "repair-decentralized"})
+    same_bytes(compiled(rep, alg), 13, std::string(alg) + "-repair", paths);
+  same_bytes(compiled(dec, "repair-central"), 13, "repair-central-decode", paths);
+}
+
 SAME_BYTES_CASE(same_bytes_dft, "dft and inverse-dft K=8 P=2 prime:257") {
   const Field f = Field::prime(257);
   same_bytes(compiled(make_encode_spec(8, 1, 1, f, matrix_dft(8, 2, f)), "dft"), 15, "dft", paths);
@@ -433,7 +443,9 @@ TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[
                                             "circulant-broadcast", "circulant-allgather", "circulant-allreduce",
                                             "circulant-allgatherv", "circulant-reduce", "dissemination-allgather",
                                             "dissemination-reduce-scatter", "circulant-reduce-scatter",
-                                            "dissemination-allreduce", "reduce-scatter-allgather", "searched"};
+                                            "dissemination-allreduce", "reduce-scatter-allgather", "searched",
+                                            "repair-decentralized", "repair-tree", "repair-pipelined",
+                                            "repair-central"};
   for (const auto& g : gen::generators()) {
     INFO("generator " << g.name << " has no same-bytes case in test_emit_cpp.cpp");
     CHECK(std::find(covered.begin(), covered.end(), g.name) != covered.end());

@@ -12,7 +12,8 @@
 
 TEST_CASE("plans/: the build's plan dumps equal the approved ones", "[plans][golden]") {
   for (const char* name : {"encode_k16_gf256_vandermonde", "encode_k16_p65537_vandermonde", "broadcast_k8_b4_l2",
-                           "rs_16_12_gf256_decentralized", "dft_k16_p65537", "broadcast_k12_b4_circulant"}) {
+                           "rs_16_12_gf256_decentralized", "dft_k16_p65537", "broadcast_k12_b4_circulant",
+                           "repair_rs_6_4_gf256"}) {
     const std::string built = std::string(COLLPLAN_PLANS_BUILD_DIR) + "/" + name + "/" + name + ".txt";
     INFO("reading " << built);
     REQUIRE(std::filesystem::exists(built));

@@ -796,7 +796,7 @@ namespace {
 std::vector<Spec> op_specs(uint32_t K, uint32_t p, uint32_t lambda, const Field& f) {
   std::vector<Spec> v;
   for (OpKind op : all_ops()) {
-    if (op == OpKind::DecentralizedEncode) continue;
+    if (is_code_op(op)) continue;  // sources and sinks (test_repair.cpp, test_decentralized.cpp)
     Spec s = op == OpKind::Encode ? make_encode_spec(K, p, lambda, f, matrix_random(K, 5, f)) : Spec{};
     s.op = op;
     s.K = K;

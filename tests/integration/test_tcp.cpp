@@ -35,6 +35,7 @@
 #include "runtime/transport/threads.h"
 #include "support/error.h"
 #include <fmt/format.h>
+#include "repair_spec.h"
 #include "test_util.h"
 
 using namespace collplan;
@@ -286,11 +287,13 @@ TEST_CASE("tcp: every operation, received into the caller's buffers or staged, e
       if (op == OpKind::DecentralizedEncode) continue;
       Spec s = op == OpKind::Encode ? make_encode_spec(K, p, lambda, Field::gf256(), matrix_random(K, 3, Field::gf256()))
                                     : Spec{};
+      if (op == OpKind::Repair || op == OpKind::Decode)  // an RS [K + 2, K - 1] code, two lost
+        s = test::repair_spec(op_name(op), K + 2, K - 1, "1,3", Field::gf256(), "rs", true, p, lambda);
       s.op = op;
-      s.K = K;
       s.p = p;
       s.lambda = lambda;
-      if (op != OpKind::Encode && op != OpKind::Prefix) s.blocks = 2;
+      if (!is_code_op(op)) s.K = K;
+      if (op != OpKind::Encode && op != OpKind::Prefix && !is_code_op(op)) s.blocks = 2;
       if (op == OpKind::Broadcast || op == OpKind::Reduce) s.root = K - 1;
       if (op == OpKind::Allgatherv)
         for (uint32_t j = 0; j < K; ++j) s.counts.push_back(1 + (3 * j) % 4);

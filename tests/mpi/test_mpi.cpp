@@ -24,6 +24,7 @@
 #include "gen/circulant_plans.h"
 #include "matrix/matrix.h"
 #include "pipeline/pipeline.h"
+#include "repair_spec.h"
 #include "runtime/engine.h"
 #include "runtime/check/replay.h"
 #include "runtime/transport/mpi.h"
@@ -258,6 +259,22 @@ int main(int argc, char** argv) {
     ++g_checks;
     if (gathered == 0) fail("no split message was staged for a transport taking one piece");
     check_replay("circulant-broadcast", compile(broadcast(K, 1, 1, K / 2, 3), "circulant-broadcast"));
+
+    // Repair and decode of an RS [K, K - 2] code (or [2, 1]) on the world's
+    // ranks: single losses, a pair, a decode, every generator, three fields.
+    for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(65537)}) {
+      const uint32_t dim = K > 2 ? K - 2 : 1;
+      std::vector<std::pair<std::string, std::string>> cases = {
+          {"repair", "0"}, {"repair", std::to_string(K - 1)}, {"repair", std::to_string(K / 2)}, {"decode", "1"}};
+      if (K - dim >= 2) cases.push_back({"repair", fmt::format("0,{}", K - 1)});
+      for (const auto& [op, lost] : cases) {
+        const Spec s = test::repair_spec(op, K, dim, lost, f, "rs", true, 1, 1, 2);
+        for (const char* alg : {"repair-central", "repair-tree", "repair-pipelined", "repair-decentralized"}) {
+          if (std::string(alg) == "repair-decentralized" && op == "decode") continue;  // receivers are helpers
+          check_replay(fmt::format("{} lost {} {} {}", op, lost, f.name(), alg), compile(s, alg));
+        }
+      }
+    }
 
     // Rank-local compile: no process holds any other rank's program.
     check_rank_local_broadcast(0, 1);
