@@ -190,6 +190,10 @@ nlohmann::json explain_json(const Spec& spec, const std::string& algorithm, cons
     }
   }
   j["candidates"] = std::move(list);
+  const passes::CostReport lb = passes::bounds(spec);
+  j["bounds"] = {{"C1", lb.lb_C1},
+                 {"C2", lb.lb_C2 ? nlohmann::json(lb.lb_C2) : nlohmann::json(nullptr)},
+                 {"C2_name", lb.lb_C2 ? nlohmann::json(lb.lb_C2_name) : nlohmann::json(nullptr)}};
   j["next"] = nullptr;
   j["tie"] = false;
   if (algorithm != "auto") {
@@ -228,6 +232,11 @@ void explain_choice(const Spec& spec, const std::string& algorithm, const passes
                                c["C2"].get<uint64_t>(), c["time"].get<double>());
     }
   }
+  const nlohmann::json& lb = j["bounds"];
+  std::cout << fmt::format("lower bounds: C1 >= {}{}\n", lb["C1"].get<uint32_t>(),
+                           lb["C2"].is_null() ? std::string(" (no C2 bound for this operation)")
+                                              : fmt::format(", C2 >= {} ({})", lb["C2"].get<uint64_t>(),
+                                                            lb["C2_name"].get<std::string>()));
   if (algorithm != "auto") {
     std::cout << fmt::format("chosen: {} (requested with --algorithm)\n", algorithm);
   } else if (!j["chosen"].is_null()) {

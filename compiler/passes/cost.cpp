@@ -140,6 +140,8 @@ CostReport cost(const ir::Plan& plan, const SearchBound* search) {
   return c;
 }
 
+CostReport bounds(const Spec& spec) { return cost(ir::make_plan(spec, 0)); }
+
 RankCostReport rank_cost(uint32_t num_steps, const ir::Program& prog) {
   RankCostReport c;
   c.rank = prog.rank;

@@ -103,6 +103,9 @@ struct SearchBound {
 
 // `search`: taken only for an encode of one block with λ = 1.
 CostReport cost(const ir::Plan& plan, const SearchBound* search = nullptr);
+// The lower bounds of a spec alone (lb_C1, lb_C2 and its name; the plan's
+// own figures are zero): what `compile --explain` prints before any plan.
+CostReport bounds(const Spec& spec);
 
 // The linear time model C1·β + C2·ℓ·τ, with which `--algorithm auto` and
 // cost-driven generator parameters (splits, block counts) choose.
