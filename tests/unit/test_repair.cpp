@@ -109,74 +109,106 @@ TEST_CASE("repair and decode: every generator exact, N <= 24, three fields, p, l
   checked += grid(13, 24, 0, 6, Field::gf256(), 2, 1, 1);
   checked += grid(2, 12, 9, 8, Field::gf65536(), 1, 2, 3);
   checked += grid(2, 12, 9, 8, Field::prime(257), 3, 1, 2);
+  WARN(checked << " plans checked exactly");
   CHECK(checked > 10000);
 }
 
+// Replays every applicable generator's plan for `s` on the threads
+// transport and compares each rank's bytes with a decode computed from x
+// and G alone: c = x·G, the lost ranks get c_l, decode's rank to[j] gets
+// x_j. Neither F nor the postcondition is used. Returns the plans replayed.
+size_t replay_matches_decode(const Spec& s) {
+  const Field& f = s.field;
+  const uint32_t N = s.N, K = s.K;
+  const Matrix G = full_generator(s, coded_matrix(s));
+  const uint32_t eb = f.elem_bytes(), n = s.blocks;
+  const size_t len = 37;
+  SplitMix64 rng(N * 31 + K);
+  // x_k in n blocks of len elements.
+  std::vector<std::vector<std::vector<Elem>>> x(K, std::vector<std::vector<Elem>>(n, std::vector<Elem>(len)));
+  for (auto& xk : x)
+    for (auto& blk : xk)
+      for (Elem& e : blk) e = rng.uniform(f);
+  auto symbol = [&](uint32_t j, uint32_t b, size_t e) {
+    Elem c = 0;
+    for (uint32_t k = 0; k < K; ++k) c = f.add(c, f.mul(x[k][b][e], G.at(k, j)));
+    return c;
+  };
+  size_t replayed = 0;
+  for (const std::string alg : {"repair-central", "repair-tree", "repair-pipelined", "repair-decentralized"}) {
+    if (const auto& g = gen::find_generator(alg); g.why_not && !g.why_not(s, passes::CostModel{}).empty()) continue;
+    INFO(op_name(s.op) << " " << f.name() << " N " << N << " K " << K << " lost " << csv(s.lost) << " " << alg);
+    pipeline::CompileOptions opt;
+    opt.algorithm = alg;
+    const ir::Plan plan = pipeline::compile(s, opt).plan;
+    std::vector<std::vector<std::vector<unsigned char>>> in(N), out(N);
+    std::vector<std::vector<const void*>> ins(N);
+    std::vector<std::vector<void*>> outs(N);
+    const std::vector<RankIO> io = rank_ios(s);
+    for (uint32_t r = 0; r < N; ++r) {
+      for (uint32_t b = 0; b < io[r].inputs; ++b) {
+        in[r].emplace_back(len * eb);
+        for (size_t e = 0; e < len; ++e) put(in[r].back(), e, eb, symbol(r, b, e));
+      }
+      out[r].assign(io[r].outputs, std::vector<unsigned char>(len * eb, 0xEE));
+      for (auto& v : in[r]) ins[r].push_back(v.data());
+      for (auto& v : out[r]) outs[r].push_back(v.data());
+    }
+    rt::run_threads(plan, len, ins, outs);
+    for (uint32_t r = 0; r < N; ++r) {
+      std::vector<std::vector<unsigned char>> want;
+      if (s.op == OpKind::Repair) {
+        if (std::binary_search(s.lost.begin(), s.lost.end(), r))
+          for (uint32_t b = 0; b < n; ++b) {
+            want.emplace_back(len * eb);
+            for (size_t e = 0; e < len; ++e) put(want.back(), e, eb, symbol(r, b, e));
+          }
+      } else {
+        for (uint32_t j = 0; j < K; ++j)
+          if (s.to[j] == r)
+            for (uint32_t b = 0; b < n; ++b) {
+              want.emplace_back(len * eb);
+              for (size_t e = 0; e < len; ++e) put(want.back(), e, eb, x[j][b][e]);
+            }
+      }
+      INFO("rank " << r);
+      CHECK(out[r] == want);
+    }
+    ++replayed;
+  }
+  return replayed;
+}
+
 TEST_CASE("repair and decode: replayed bytes equal a decode computed from the code", "[repair][runtime]") {
-  // The expected bytes come from x and G alone: c = x·G, the lost ranks get
-  // c_l, decode's rank to[j] gets x_j. Neither F nor the postcondition is used.
+  size_t replayed = 0;
   for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(65537)})
     for (const auto& [op, N, K, lost, to] :
          {std::tuple{"repair", 9u, 5u, "1,4,8", ""}, std::tuple{"repair", 6u, 3u, "0", ""},
           std::tuple{"decode", 9u, 5u, "0,2,3", ""}, std::tuple{"decode", 8u, 4u, "5", "7"}})
-      for (const bool systematic : {true, false}) {
-        const Spec s = repair_spec(op, N, K, lost, f, "rs", systematic, 1, 1, 2, to);
-        const Matrix G = full_generator(s, coded_matrix(s));
-        const uint32_t eb = f.elem_bytes(), n = s.blocks;
-        const size_t len = 37;
-        SplitMix64 rng(N * 31 + K);
-        // x_k in n blocks of len elements.
-        std::vector<std::vector<std::vector<Elem>>> x(K, std::vector<std::vector<Elem>>(n, std::vector<Elem>(len)));
-        for (auto& xk : x)
-          for (auto& blk : xk)
-            for (Elem& e : blk) e = rng.uniform(f);
-        auto symbol = [&](uint32_t j, uint32_t b, size_t e) {
-          Elem c = 0;
-          for (uint32_t k = 0; k < K; ++k) c = f.add(c, f.mul(x[k][b][e], G.at(k, j)));
-          return c;
-        };
-        for (const std::string& alg : {"repair-central", "repair-tree", "repair-pipelined", "repair-decentralized"}) {
-          if (const auto& g = gen::find_generator(alg); g.why_not && !g.why_not(s, passes::CostModel{}).empty()) continue;
-          INFO(op << " " << f.name() << " N " << N << " K " << K << " lost " << lost << " systematic " << systematic
-                  << " " << alg);
-          pipeline::CompileOptions opt;
-          opt.algorithm = alg;
-          const ir::Plan plan = pipeline::compile(s, opt).plan;
-          std::vector<std::vector<std::vector<unsigned char>>> in(N), out(N);
-          std::vector<std::vector<const void*>> ins(N);
-          std::vector<std::vector<void*>> outs(N);
-          const std::vector<RankIO> io = rank_ios(s);
-          for (uint32_t r = 0; r < N; ++r) {
-            for (uint32_t b = 0; b < io[r].inputs; ++b) {
-              in[r].emplace_back(len * eb);
-              for (size_t e = 0; e < len; ++e) put(in[r].back(), e, eb, symbol(r, b, e));
+      for (const bool systematic : {true, false})
+        replayed += replay_matches_decode(repair_spec(op, N, K, lost, f, "rs", systematic, 1, 1, 2, to));
+  CHECK(replayed == 3 * 2 * (4 + 4 + 3 + 3));
+  // An LRC's local repair and a Lagrange code.
+  CHECK(replay_matches_decode(repair_spec("repair", 10, 6, "4", Field::gf256(), "lrc:2")) == 4);
+  CHECK(replay_matches_decode(repair_spec("decode", 7, 3, "1,5", Field::prime(257), "lagrange", false)) == 3);
+}
+
+TEST_CASE("repair and decode: replayed bytes equal a direct decode, every N <= 10 and lost set of size <= 2, three "
+          "fields",
+          "[repair][runtime][.slow]") {
+  size_t replayed = 0;
+  for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(65537)})
+    for (uint32_t N = 2; N <= 10; ++N)
+      for (uint32_t K = 1; K < N; ++K)
+        for (uint32_t size = 0; size <= std::min(2u, N - K); ++size)
+          for (const auto& lost : subsets(N, size))
+            for (const char* op : {"repair", "decode"}) {
+              if (size == 0 && std::string(op) == "repair") continue;
+              replayed += replay_matches_decode(repair_spec(op, N, K, csv(lost), f, "rs", (N + K) % 2 == 0, 1 + N % 2,
+                                                            1 + K % 2, 1 + size));
             }
-            out[r].assign(io[r].outputs, std::vector<unsigned char>(len * eb, 0xEE));
-            for (auto& v : in[r]) ins[r].push_back(v.data());
-            for (auto& v : out[r]) outs[r].push_back(v.data());
-          }
-          rt::run_threads(plan, len, ins, outs);
-          for (uint32_t r = 0; r < N; ++r) {
-            std::vector<std::vector<unsigned char>> want;
-            if (s.op == OpKind::Repair) {
-              if (std::binary_search(s.lost.begin(), s.lost.end(), r))
-                for (uint32_t b = 0; b < n; ++b) {
-                  want.emplace_back(len * eb);
-                  for (size_t e = 0; e < len; ++e) put(want.back(), e, eb, symbol(r, b, e));
-                }
-            } else {
-              for (uint32_t j = 0; j < K; ++j)
-                if (s.to[j] == r)
-                  for (uint32_t b = 0; b < n; ++b) {
-                    want.emplace_back(len * eb);
-                    for (size_t e = 0; e < len; ++e) put(want.back(), e, eb, x[j][b][e]);
-                  }
-            }
-            INFO("rank " << r);
-            CHECK(out[r] == want);
-          }
-        }
-      }
+  WARN(replayed << " plans replayed");
+  CHECK(replayed > 5000);
 }
 
 TEST_CASE("repair: an LRC's single loss is repaired from its local group, two losses through the global parities",
