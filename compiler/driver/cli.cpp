@@ -106,7 +106,8 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
        "blocks per buffer (n >= 1) of the block collectives and of encode / decentralized-encode (each x_k in n "
        "blocks; the decentralized grid streams its rows, docs/decentralized.md), or auto (broadcast, reduce: n from "
        "--beta/--tau/--cost-len, the whole message's length; see docs/circulant.md; decentralized-encode: n "
-       "for the streamed rows, docs/decentralized.md)")
+       "for the streamed rows, docs/decentralized.md; repair, decode: n and the generator of least modeled time, "
+       "docs/repair.md)")
       ->default_str("1");
   c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: blocks per rank; comma-separated");
   c->add_flag("--exclusive", sf.exclusive, "prefix: exclusive scan");

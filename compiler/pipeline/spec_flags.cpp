@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -11,12 +12,14 @@
 #include "gen/circulant_plans.h"
 #include "gen/decentralized.h"
 #include "gen/dissemination.h"
+#include "gen/registry.h"
 #include "gen/vandermonde_plans.h"
 #include "json/json.h"
 #include "matrix/codes.h"
 #include "matrix/repair.h"
 #include "matrix/structured.h"
 #include "support/error.h"
+#include "support/limits.h"
 
 namespace collplan::pipeline {
 
@@ -389,6 +392,30 @@ std::string resolve_auto_blocks(Spec& spec, passes::CostModel& cm) {
     cm.len = (m + spec.blocks - 1) / spec.blocks;
     return gen::decentralized_auto_blocks_note(spec, m, cm.beta, cm.tau, spec.blocks);
   }
+  if (spec.op == OpKind::Repair || spec.op == OpKind::Decode) {
+    // n on a geometric ladder (ratio ~1.1) up to the checker's limit and m:
+    // the least modeled time of any applicable generator's estimate for
+    // blocks of ⌈m/n⌉ elements (the pipelined repair wants n ≫ helpers).
+    const uint64_t outs = spec.op == OpKind::Repair ? spec.lost.size() : spec.K;
+    const uint64_t survivors = spec.N - spec.lost.size();
+    uint64_t top = 1;
+    while (survivors * outs * (top + 1) * (top + 1) <= kMaxPostconditionEntries && top < m && top < 65536) ++top;
+    uint32_t best = 1;
+    double best_time = std::numeric_limits<double>::infinity();
+    std::string best_gen;
+    for (uint64_t n = 1; n <= top; n = std::max(n + 1, n * 11 / 10)) {
+      Spec s = spec;
+      s.blocks = static_cast<uint32_t>(n);
+      const passes::CostModel per{cm.beta, cm.tau, (m + n - 1) / n};
+      for (const gen::Candidate& c : gen::candidates(s, per))
+        if (c.why_not.empty() && c.C1 != UINT32_MAX && c.time < best_time)
+          best_time = c.time, best = static_cast<uint32_t>(n), best_gen = c.generator->name;
+    }
+    spec.blocks = best;
+    cm.len = (m + best - 1) / best;
+    return fmt::format(" n={} (blocks auto: {} modeled fastest over n <= {}; m={}, beta={}, tau={})", best, best_gen,
+                       top, m, cm.beta, cm.tau);
+  }
   if (spec.op == OpKind::Allreduce) {
     spec.blocks = gen::allreduce_auto_blocks(spec, m, cm.beta, cm.tau);
     cm.len = (m + spec.blocks - 1) / spec.blocks;
@@ -399,7 +426,8 @@ std::string resolve_auto_blocks(Spec& spec, passes::CostModel& cm) {
   }
   // A reduce is the broadcast reversed in time: the same steps and sizes.
   if (spec.op != OpKind::Broadcast && spec.op != OpKind::Reduce)
-    user_error("--blocks auto is supported for broadcast, reduce, allreduce and decentralized-encode, not for '{}' "
+    user_error("--blocks auto is supported for broadcast, reduce, allreduce, decentralized-encode, repair and decode, "
+               "not for '{}' "
                "(give --blocks N)",
                op_name(spec.op));
   spec.blocks = gen::circulant_auto_blocks(spec.K, m, cm.beta, cm.tau);

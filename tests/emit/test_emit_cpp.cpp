@@ -361,13 +361,16 @@ SAME_BYTES_CASE(same_bytes_decentralized_naive, "decentralized-naive N=8 K=3 p=2
 }
 
 // Structured matrices: K = 8 over GF(257) (8 | 256), radix 2.
-SAME_BYTES_CASE(same_bytes_repair, "repair-central, -tree, -pipelined, -decentralized: RS repair and decode") {
+SAME_BYTES_CASE(same_bytes_repair, "repair-central, -tree, -pipelined, -decentralized: RS and LRC repair, decode") {
   // Small codes: each plan is an emitted program to compile.
   const Spec rep = test::repair_spec("repair", 6, 4, "1,5", Field::gf65536(), "rs", true, 1, 1, 2);
   const Spec dec = test::repair_spec("decode", 5, 3, "0", Field::prime(257), "rs", false, 2, 1, 1);
   for (const char* alg : {"repair-central", "repair-tree", "repair-pipelined", "repair-decentralized"})
     same_bytes(compiled(rep, alg), 13, std::string(alg) + "-repair", paths);
   same_bytes(compiled(dec, "repair-central"), 13, "repair-central-decode", paths);
+  // GF(2^8): an LRC's local repair (data 1 from its group 0, 2 and parity 4).
+  same_bytes(compiled(test::repair_spec("repair", 7, 4, "1", Field::gf256(), "lrc:2"), "repair-tree"), 13,
+             "repair-tree-lrc", paths);
 }
 
 SAME_BYTES_CASE(same_bytes_dft, "dft and inverse-dft K=8 P=2 prime:257") {

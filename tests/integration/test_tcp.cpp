@@ -321,6 +321,30 @@ TEST_CASE("tcp: every operation, received into the caller's buffers or staged, e
   CHECK(covered.size() == all_ops().size() - 1);
 }
 
+TEST_CASE("tcp: repair and decode over a grid of codes, loss patterns, fields and generators", "[tcp][repair]") {
+  size_t runs = 0;
+  for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(65537)})
+    for (const auto& [op, N, K, lost, systematic] :
+         {std::tuple{"repair", 5u, 3u, "1", true}, std::tuple{"repair", 6u, 3u, "0,4", false},
+          std::tuple{"repair", 7u, 4u, "2,3,6", true}, std::tuple{"decode", 5u, 2u, "3", true},
+          std::tuple{"decode", 6u, 3u, "0,5", false}})
+      for (const gen::Candidate& c : gen::candidates(test::repair_spec(op, N, K, lost, f, "rs", systematic, 1, 1, 2),
+                                                     passes::CostModel{})) {
+        if (!c.why_not.empty()) continue;
+        const ir::Plan plan =
+            compiled(test::repair_spec(op, N, K, lost, f, "rs", systematic, 1, 1, 2), c.generator->name);
+        INFO(op << " N " << N << " K " << K << " lost " << lost << " " << f.name() << " " << c.generator->name);
+        const auto res = run_tcp(plan, 21, 9, fast_timeouts(), {}, {}, 2);
+        for (size_t r = 0; r < res.size(); ++r) {
+          INFO("rank " << r);
+          REQUIRE(!res[r].error);
+          CHECK(rt::first_mismatch(f, static_cast<ir::Rank>(r), res[r].expected, res[r].outputs) == "");
+        }
+        ++runs;
+      }
+  CHECK(runs == 3 * (4 + 4 + 4 + 3 + 3));
+}
+
 TEST_CASE("tcp: a peer holding another plan is refused at the handshake", "[tcp]") {
   const ir::Plan plan = encode_plan(4, 1, 1, Field::gf256(), 5);
   std::vector<Role> roles(4, Role::run);

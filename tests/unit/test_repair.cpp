@@ -267,6 +267,34 @@ TEST_CASE("repair: costs of the central, tree and pipelined generators are their
   CHECK(cost("repair-central").lb_C2 == 4);
 }
 
+TEST_CASE("repair: --blocks auto streams a long chunk in blocks", "[repair]") {
+  // RS [12, 8], one lost chunk of a million elements, beta = tau = 1: a
+  // streamed schedule (the pipelined chain, or the decentralized plan's
+  // circulant row reduce) wants n in the thousands, up to the checker's
+  // limit 11 * n^2 <= 2^26; a short chunk stays whole.
+  Spec s = repair_spec("repair", 12, 8, "1");
+  passes::CostModel cm{1, 1, 1000000};
+  const std::string note = pipeline::resolve_auto_blocks(s, cm);
+  INFO(note);
+  CHECK(note.find("modeled fastest over n <= 2469") != std::string::npos);
+  CHECK(s.blocks > 1000);
+  CHECK(uint64_t{11} * s.blocks * s.blocks <= (uint64_t{1} << 26));
+  Spec t = repair_spec("repair", 12, 8, "1");
+  passes::CostModel shortc{1000, 1, 16};
+  (void)pipeline::resolve_auto_blocks(t, shortc);
+  CHECK(t.blocks <= 2);
+  // A chunk of 20000 elements: the chosen plan streams, about n + log steps.
+  Spec u = repair_spec("repair", 12, 8, "1");
+  passes::CostModel mid{1, 1, 20000};
+  (void)pipeline::resolve_auto_blocks(u, mid);
+  pipeline::CompileOptions opt;
+  opt.cost_model = mid;
+  const auto res = pipeline::compile(u, opt);
+  INFO(res.plan.spec.algorithm);
+  CHECK(u.blocks > 100);
+  CHECK(res.cost.C1 <= u.blocks + 8);
+}
+
 TEST_CASE("repair and decode: the spec round-trips through the binary and JSON plan files", "[repair]") {
   const Spec s = repair_spec("decode", 9, 5, "2,6", Field::gf65536(), "rs", false, 2, 1, 1, "8,8,0,1,2");
   const ir::Plan plan = pipeline::compile(s, {}).plan;
