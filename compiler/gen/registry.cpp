@@ -203,6 +203,14 @@ const std::vector<GeneratorInfo>& generators() {
        repair_decentralized,
        repair_decentralized_estimate,
        [](const Spec& s, const passes::CostModel&) { return repair_decentralized_why_not(s); }},
+      {"repair-lagrange",
+       "repair / decode of a Reed-Solomon code (--code rs): one KxK encode among the K helpers of the Lagrange matrix "
+       "V(alpha_H)^-1 V(alpha_T) (or V(alpha_H)^-1), by the structured generators where the points allow it, then "
+       "each symbol sent to its receiver",
+       {OpKind::Repair, OpKind::Decode},
+       repair_lagrange,
+       repair_lagrange_estimate,
+       [](const Spec& s, const passes::CostModel&) { return repair_lagrange_why_not(s); }},
       {"repair-tree",
        "repair / decode, partial-parallel: per output symbol the helpers' scaled chunks summed up the (p+1)-nomial "
        "tree into the receiver, symbols one after another; C1 = m*lambda*ceil(log_{p+1}(h+1))",

@@ -16,6 +16,11 @@
 //                       p = 1), each adding its scaled block, into the
 //                       receiver: C1 = m·(n − 1 + D·λ) for depth D; one
 //                       symbol costs about one chunk's transfer for n ≫ h.
+//   repair-lagrange     Reed–Solomon: one K×K encode among the K helpers of
+//                       the Lagrange matrix V(α_H)^{-1}·V(α_T) (or
+//                       V(α_H)^{-1}), structured where the points allow it,
+//                       then each symbol sent to its receiver if computed
+//                       elsewhere (gen/repair_lagrange.cpp).
 //   repair-decentralized the decentralized encode of F (helpers as sources,
 //                       receivers as sinks) by the best decentralized-encode
 //                       generator (grid, padded, grouped, naive), its ranks
@@ -37,6 +42,12 @@ PostalSplitCost repair_central_estimate(const Spec& spec);
 // `pipelined` = false: the tree; true: the chain.
 ir::Plan repair_reduce(const Spec& spec, bool pipelined, const passes::CostModel& cm);
 PostalSplitCost repair_reduce_estimate(const Spec& spec, bool pipelined);
+
+// repair-lagrange: collplan's RS code, exactly K helpers, at most K output
+// symbols (gen/repair_lagrange.cpp).
+ir::Plan repair_lagrange(const Spec& spec, const passes::CostModel& cm);
+PostalSplitCost repair_lagrange_estimate(const Spec& spec, const passes::CostModel& cm);
+std::string repair_lagrange_why_not(const Spec& spec);
 
 ir::Plan repair_decentralized(const Spec& spec, const passes::CostModel& cm);
 PostalSplitCost repair_decentralized_estimate(const Spec& spec, const passes::CostModel& cm);

@@ -365,7 +365,7 @@ SAME_BYTES_CASE(same_bytes_repair, "repair-central, -tree, -pipelined, -decentra
   // Small codes: each plan is an emitted program to compile.
   const Spec rep = test::repair_spec("repair", 6, 4, "1,5", Field::gf65536(), "rs", true, 1, 1, 2);
   const Spec dec = test::repair_spec("decode", 5, 3, "0", Field::prime(257), "rs", false, 2, 1, 1);
-  for (const char* alg : {"repair-central", "repair-tree", "repair-pipelined", "repair-decentralized"})
+  for (const char* alg : {"repair-central", "repair-tree", "repair-pipelined", "repair-decentralized", "repair-lagrange"})
     same_bytes(compiled(rep, alg), 13, std::string(alg) + "-repair", paths);
   same_bytes(compiled(dec, "repair-central"), 13, "repair-central-decode", paths);
   // GF(2^8): an LRC's local repair (data 1 from its group 0, 2 and parity 4).
@@ -448,7 +448,7 @@ TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[
                                             "dissemination-reduce-scatter", "circulant-reduce-scatter",
                                             "dissemination-allreduce", "reduce-scatter-allgather", "searched",
                                             "repair-decentralized", "repair-tree", "repair-pipelined",
-                                            "repair-central"};
+                                            "repair-central", "repair-lagrange"};
   for (const auto& g : gen::generators()) {
     INFO("generator " << g.name << " has no same-bytes case in test_emit_cpp.cpp");
     CHECK(std::find(covered.begin(), covered.end(), g.name) != covered.end());

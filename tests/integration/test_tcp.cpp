@@ -342,7 +342,7 @@ TEST_CASE("tcp: repair and decode over a grid of codes, loss patterns, fields an
         }
         ++runs;
       }
-  CHECK(runs == 3 * (4 + 4 + 4 + 3 + 3));
+  CHECK(runs == 3 * (5 + 5 + 5 + 4 + 4));
 }
 
 TEST_CASE("tcp: a peer holding another plan is refused at the handshake", "[tcp]") {

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "gen/circulant_plans.h"
+#include "gen/registry.h"
 #include "matrix/matrix.h"
 #include "pipeline/pipeline.h"
 #include "repair_spec.h"
@@ -269,10 +270,10 @@ int main(int argc, char** argv) {
       if (K - dim >= 2) cases.push_back({"repair", fmt::format("0,{}", K - 1)});
       for (const auto& [op, lost] : cases) {
         const Spec s = test::repair_spec(op, K, dim, lost, f, "rs", true, 1, 1, 2);
-        for (const char* alg : {"repair-central", "repair-tree", "repair-pipelined", "repair-decentralized"}) {
-          if (std::string(alg) == "repair-decentralized" && op == "decode") continue;  // receivers are helpers
-          check_replay(fmt::format("{} lost {} {} {}", op, lost, f.name(), alg), compile(s, alg));
-        }
+        for (const gen::Candidate& c : gen::candidates(s, passes::CostModel{}))  // every generator that applies
+          if (c.why_not.empty())
+            check_replay(fmt::format("{} lost {} {} {}", op, lost, f.name(), c.generator->name),
+                         compile(s, c.generator->name));
       }
     }
 

@@ -135,8 +135,9 @@ size_t replay_matches_decode(const Spec& s) {
     return c;
   };
   size_t replayed = 0;
-  for (const std::string alg : {"repair-central", "repair-tree", "repair-pipelined", "repair-decentralized"}) {
-    if (const auto& g = gen::find_generator(alg); g.why_not && !g.why_not(s, passes::CostModel{}).empty()) continue;
+  for (const gen::Candidate& c : gen::candidates(s, passes::CostModel{})) {
+    if (!c.why_not.empty()) continue;
+    const std::string alg = c.generator->name;
     INFO(op_name(s.op) << " " << f.name() << " N " << N << " K " << K << " lost " << csv(s.lost) << " " << alg);
     pipeline::CompileOptions opt;
     opt.algorithm = alg;
@@ -187,7 +188,7 @@ TEST_CASE("repair and decode: replayed bytes equal a decode computed from the co
           std::tuple{"decode", 9u, 5u, "0,2,3", ""}, std::tuple{"decode", 8u, 4u, "5", "7"}})
       for (const bool systematic : {true, false})
         replayed += replay_matches_decode(repair_spec(op, N, K, lost, f, "rs", systematic, 1, 1, 2, to));
-  CHECK(replayed == 3 * 2 * (4 + 4 + 3 + 3));
+  CHECK(replayed == 3 * 2 * (5 + 5 + 4 + 4));  // repair-decentralized needs receivers that are not helpers
   // An LRC's local repair and a Lagrange code.
   CHECK(replay_matches_decode(repair_spec("repair", 10, 6, "4", Field::gf256(), "lrc:2")) == 4);
   CHECK(replay_matches_decode(repair_spec("decode", 7, 3, "1,5", Field::prime(257), "lagrange", false)) == 3);
@@ -246,6 +247,48 @@ TEST_CASE("repair: an LRC's single loss is repaired from its local group, two lo
   CHECK(check_every_generator(group) >= 3);
   CHECK_THROWS_WITH(repair_spec("repair", 10, 6, "0,1,2,6", Field::gf256(), "lrc:2"),
                     Catch::Contains("lost rank 0 cannot be rebuilt") && Catch::Contains("unrecoverable"));
+}
+
+TEST_CASE("repair-lagrange: the structured generators where the RS points allow it", "[repair]") {
+  // Non-systematic RS [8, 4] over GF(257): nothing lost among ranks 0..3,
+  // so the helpers are 0..3 and decode is x = c_H·V(α_H)^{-1} with every
+  // symbol at its own rank. The points come in cosets of the 4th roots of
+  // unity (rs_points): the matrix goes to the encode registry as the
+  // inverse-draw-loose family, whose generator competes on modeled cost.
+  const Spec dec = repair_spec("decode", 8, 4, "5,7", Field::prime(257), "rs", false);
+  REQUIRE(dec.helpers == std::vector<uint32_t>{0, 1, 2, 3});
+  pipeline::CompileOptions opt;
+  opt.algorithm = "repair-lagrange";
+  const auto d = pipeline::compile(dec, opt);
+  INFO(d.plan.spec.algorithm);
+  CHECK(d.plan.spec.algorithm.find("inverse-draw-loose") != std::string::npos);
+  CHECK(d.plan.spec.algorithm.find("sent to their receivers") == std::string::npos);
+  // Non-systematic RS [32, 16] over GF(65537): x = c_H·V(α_H)^{-1} is an
+  // inverse DFT of radix 2 among the 16 data ranks, 4 steps of one element:
+  // C1 at its lower bound, against 16 steps for the central decode.
+  const Spec big = repair_spec("decode", 32, 16, "31", Field::prime(65537), "rs", false);
+  const auto b = pipeline::compile(big, opt);
+  INFO(b.plan.spec.algorithm);
+  CHECK(b.plan.spec.algorithm.find("inverse-dft P=2") != std::string::npos);
+  CHECK(b.cost.C1 == 4);
+  CHECK(b.cost.C2 == 4);
+  CHECK(b.cost.lb_C1 == 4);
+  CHECK(pipeline::compile(big, {}).plan.spec.algorithm.rfind("repair-lagrange", 0) == 0);  // auto picks it
+  // Repair of two lost ranks: the Lagrange matrix among the first K
+  // survivors, the two symbols computed at helpers and sent on.
+  const Spec rep = repair_spec("repair", 8, 4, "1,6", Field::prime(257), "rs", true);
+  const auto r = pipeline::compile(rep, opt);
+  INFO(r.plan.spec.algorithm);
+  CHECK(r.plan.spec.algorithm.find("lagrange matrix") != std::string::npos);
+  CHECK(r.plan.spec.algorithm.find("sent to their receivers") != std::string::npos);
+  // Not an RS code, or more symbols than helpers: not applicable, by name.
+  const gen::GeneratorInfo& g = gen::find_generator("repair-lagrange");
+  CHECK(g.why_not(repair_spec("repair", 8, 4, "1", Field::gf256(), "random"), {}).find("not collplan's Reed-Solomon") !=
+        std::string::npos);
+  CHECK(g.why_not(repair_spec("repair", 10, 6, "4", Field::gf256(), "lrc:2"), {}).find("exactly K = 6 helpers") !=
+        std::string::npos);
+  CHECK(g.why_not(repair_spec("repair", 10, 3, "0,1,2,3", Field::gf256(), "rs"), {}).find("more than the K = 3") !=
+        std::string::npos);
 }
 
 TEST_CASE("repair: costs of the central, tree and pipelined generators are their formulas", "[repair]") {
