@@ -310,7 +310,7 @@ TEST_CASE("repair: costs of the central, tree and pipelined generators are their
   CHECK(cost("repair-central").lb_C2 == 4);
 }
 
-TEST_CASE("repair: --blocks auto streams a long chunk in blocks", "[repair]") {
+TEST_CASE("repair: --blocks auto streams a long chunk in blocks", "[repair][heavy]") {
   // RS [12, 8], one lost chunk of a million elements, beta = tau = 1: a
   // streamed schedule (the pipelined chain, or the decentralized plan's
   // circulant row reduce) wants n in the thousands, up to the checker's
