@@ -75,14 +75,15 @@ Spec make_decentralized_spec(uint32_t N, uint32_t K, uint32_t p, uint32_t lambda
 
 namespace {
 
-// The dense postcondition a whole plan is checked against (matrix/
-// postcondition.h), sized from the spec alone, before anything is built:
+// The postcondition a whole plan is checked against (matrix/
+// postcondition.h: a dense map for the coded operations, a function of the
+// spec for the others), sized from the spec alone, before anything is built:
 // build_spec would otherwise build an encode's K×K matrix first, and the
 // 32-bit counts of postcondition() could wrap. Saturating arithmetic, so the
 // message names the true size. Limits: support/limits.h.
 void check_postcondition_size(const Spec& s) {
   const uint64_t K = s.K, n = s.blocks;
-  const uint64_t kCoded = kMaxPostconditionEntries, kUncoded = kMaxUncodedMapEntries;
+  const uint64_t kCoded = kMaxPostconditionEntries;
   if (s.op == OpKind::Encode) {
     const uint64_t Kn = mul_sat(K, n), entries = mul_sat(Kn, Kn);
     if (entries > kCoded)
@@ -136,14 +137,16 @@ void check_postcondition_size(const Spec& s) {
     }
     default: return;
   }
-  const uint64_t entries = mul_sat(in, out);
-  if (entries > kUncoded)
-    user_error("{} with K = {}, blocks = {}: its postcondition map has {} inputs x {} outputs = {} entries, over the "
-               "{} collplan checks (2^28); use fewer ranks or blocks (the replay's vector length, `run --len`, "
-               "covers long vectors)",
-               op_name(s.op), K, n, in == UINT64_MAX ? std::string("more than 2^64") : std::to_string(in),
-               out == UINT64_MAX ? std::string("more than 2^64") : std::to_string(out),
-               entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries), kUncoded);
+  // The uncoded postcondition is a function of the spec, not a map
+  // (matrix/postcondition.h): what bounds it is the 32-bit numbering of
+  // every rank's inputs and outputs in one sequence.
+  const uint64_t most = std::max(in, out);
+  if (most > kMaxPostconditionIO)
+    user_error("{} with K = {}, blocks = {}: its ranks hold {} {} in all, over the {} (2^31) a whole plan numbers; "
+               "use fewer ranks or blocks (the replay's vector length, `run --len`, covers long vectors), or compile "
+               "one rank alone (`compile --rank`)",
+               op_name(s.op), K, n, most == UINT64_MAX ? std::string("more than 2^64") : std::to_string(most),
+               out >= in ? "outputs" : "inputs", kMaxPostconditionIO);
 }
 
 }  // namespace

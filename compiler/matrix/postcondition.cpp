@@ -1,5 +1,7 @@
 #include "matrix/postcondition.h"
 
+#include <algorithm>
+
 #include "matrix/repair.h"
 #include "support/error.h"
 
@@ -77,6 +79,10 @@ Postcondition postcondition(const Spec& s) {
   Postcondition pc;
   pc.K = num_ranks(s);
   const uint32_t K = pc.K, n = s.blocks;
+  pc.op = s.op;
+  pc.n = n;
+  pc.root = s.root;
+  pc.exclusive = s.exclusive;
   const bool coded = s.op == OpKind::Encode || s.op == OpKind::DecentralizedEncode;
   const bool repair = s.op == OpKind::Repair || s.op == OpKind::Decode;
   const Matrix M = coded ? coded_matrix(s) : Matrix{};  // shape and digest checked first
@@ -87,15 +93,16 @@ Postcondition postcondition(const Spec& s) {
     pc.inputs_per_rank[k] = ios[k].inputs;
     pc.outputs_per_rank[k] = ios[k].outputs;
   }
+  set_offsets(pc);
   if (coded) {
-    set_offsets(pc);
+    pc.dense = true;
     pc.map = blockwise(M, n);
     return pc;
   }
   if (repair) {
     // Helper h's block b feeds output symbol o's block b with F[h][o]
     // (matrix/repair.h); the other survivors' inputs feed nothing.
-    set_offsets(pc);
+    pc.dense = true;
     const RepairMap r = repair_map(s);
     pc.map = Matrix::zeros(pc.num_inputs(), pc.num_outputs());
     std::vector<uint32_t> seen(K, 0);  // output symbols placed per rank
@@ -107,80 +114,177 @@ Postcondition postcondition(const Spec& s) {
     }
     return pc;
   }
-  set_offsets(pc);
-  // The map is dense: refuse, before allocating, one that could not be held
-  // (allgather and reduce-scatter grow as K³·n²).
-  const uint64_t cells = uint64_t{pc.num_inputs()} * pc.num_outputs();
-  if (cells > kMaxUncodedMapEntries)
-    user_error("{} with K = {}, n = {}: its postcondition map has {} inputs x {} outputs = {} entries, over the {} "
-               "collplan checks; use fewer ranks or blocks (the runtime's vector length covers long vectors)",
-               op_name(s.op), K, n, pc.num_inputs(), pc.num_outputs(), cells, kMaxUncodedMapEntries);
-  pc.map = Matrix::zeros(pc.num_inputs(), pc.num_outputs());
-  for (uint32_t k = 0; k < K; ++k) {
-    const uint32_t o = pc.output_offset[k];
-    switch (s.op) {
-      case OpKind::Broadcast:
-        for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[s.root] + b, o + b) = 1;
-        break;
-      case OpKind::Reduce:
-        if (k == s.root)
-          for (uint32_t src = 0; src < K; ++src)
-            for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[src] + b, o + b) = 1;
-        break;
-      case OpKind::Allgather:
-      case OpKind::Allgatherv:
-        for (uint32_t i = 0; i < pc.num_inputs(); ++i) pc.map.at(i, o + i) = 1;
-        break;
-      case OpKind::Allreduce:
-        for (uint32_t src = 0; src < K; ++src)
-          for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[src] + b, o + b) = 1;
-        break;
-      case OpKind::ReduceScatter:
-        for (uint32_t src = 0; src < K; ++src)
-          for (uint32_t b = 0; b < n; ++b) pc.map.at(pc.input_offset[src] + k * n + b, o + b) = 1;
-        break;
-      case OpKind::Prefix:
-        // Item g (global, rank-major) gets items 0..g (inclusive) or 0..g−1.
-        for (uint32_t j = 0; j < pc.outputs_per_rank[k]; ++j) {
-          const uint32_t g = pc.input_offset[k] + j;
-          for (uint32_t i = 0; i < g + (s.exclusive ? 0 : 1); ++i) pc.map.at(i, o + j) = 1;
-        }
-        break;
-      default:
-        break;
-    }
-  }
+  // Uncoded: the operation describes the map (column(), Evaluator); nothing
+  // of size inputs × outputs is built.
   return pc;
+}
+
+namespace {
+
+// The rank whose outputs contain global output `col`.
+uint32_t output_rank(const Postcondition& pc, uint32_t col) {
+  const auto it = std::upper_bound(pc.output_offset.begin(), pc.output_offset.end(), col);
+  return static_cast<uint32_t>(it - pc.output_offset.begin()) - 1;
+}
+
+}  // namespace
+
+void Postcondition::column(uint32_t col, std::vector<Entry>& out) const {
+  out.clear();
+  if (dense) {
+    for (uint32_t i = 0; i < map.rows; ++i)
+      if (const Elem c = map.at(i, col); c != 0) out.push_back({i, c});
+    return;
+  }
+  const uint32_t k = output_rank(*this, col), j = col - output_offset[k];
+  switch (op) {
+    case OpKind::Broadcast:
+      out.push_back({input_offset[root] + j, 1});
+      break;
+    case OpKind::Reduce:
+    case OpKind::Allreduce:
+      for (uint32_t src = 0; src < K; ++src) out.push_back({input_offset[src] + j, 1});
+      break;
+    case OpKind::Allgather:
+    case OpKind::Allgatherv:
+      out.push_back({j, 1});
+      break;
+    case OpKind::ReduceScatter:
+      for (uint32_t src = 0; src < K; ++src) out.push_back({input_offset[src] + k * n + j, 1});
+      break;
+    case OpKind::Prefix: {
+      // Item g (global, rank-major) gets items 0..g (inclusive) or 0..g−1.
+      const uint32_t g = input_offset[k] + j, end = g + (exclusive ? 0 : 1);
+      for (uint32_t i = 0; i < end; ++i) out.push_back({i, 1});
+      break;
+    }
+    default:
+      COLLPLAN_ASSERT(false, "postcondition: uncoded form of a coded operation");
+  }
+}
+
+uint64_t Postcondition::nonzeros() const {
+  auto mul = [](uint64_t a, uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; };
+  if (dense) {
+    uint64_t nz = 0;
+    for (const Elem c : map.a) nz += c != 0;
+    return nz;
+  }
+  const uint64_t outs = num_outputs(), ins = num_inputs();
+  switch (op) {
+    case OpKind::Broadcast: return outs;
+    case OpKind::Reduce:
+    case OpKind::Allreduce:
+    case OpKind::ReduceScatter: return mul(outs, K);
+    case OpKind::Allgather:
+    case OpKind::Allgatherv: return outs;
+    case OpKind::Prefix: return exclusive ? mul(ins, ins - (ins > 0)) / 2 : mul(ins, ins + 1) / 2;
+    default: return 0;
+  }
+}
+
+Evaluator::Evaluator(const Field& f, const Postcondition& pc, const std::vector<Elem>& x, uint32_t W)
+    : f_(f), pc_(pc), x_(x), W_(W) {
+  COLLPLAN_ASSERT(x.size() == static_cast<size_t>(pc.num_inputs()) * W, "Evaluator: input size");
+  auto add_into = [&](Elem* acc, size_t g) {
+    const Elem* v = &x_[g * W_];
+    for (uint32_t w = 0; w < W_; ++w) acc[w] = f_.add(acc[w], v[w]);
+  };
+  if (pc.dense) {
+    // y = map^T x, lane by lane (mul_batch takes and gives lane-major vectors).
+    const size_t in = pc.num_inputs(), out = pc.num_outputs();
+    std::vector<Elem> xs(in * W);
+    for (size_t g = 0; g < in; ++g)
+      for (uint32_t w = 0; w < W; ++w) xs[w * in + g] = x[g * W + w];
+    const std::vector<Elem> ys = mul_batch(f, pc.map, xs, W);
+    pre_.resize(out * W);
+    for (size_t c = 0; c < out; ++c)
+      for (uint32_t w = 0; w < W; ++w) pre_[c * W + w] = ys[w * out + c];
+    return;
+  }
+  switch (pc.op) {
+    case OpKind::Reduce:
+    case OpKind::Allreduce:
+      // pre_[b]: the sum over ranks of block b.
+      pre_.assign(static_cast<size_t>(pc.n) * W, 0);
+      for (uint32_t src = 0; src < pc.K; ++src)
+        for (uint32_t b = 0; b < pc.n; ++b) add_into(&pre_[static_cast<size_t>(b) * W], pc.input_offset[src] + b);
+      break;
+    case OpKind::ReduceScatter: {
+      // pre_[k·n + b]: the sum over ranks of their block b for rank k.
+      const size_t per = static_cast<size_t>(pc.K) * pc.n;
+      pre_.assign(per * W, 0);
+      for (uint32_t src = 0; src < pc.K; ++src)
+        for (size_t i = 0; i < per; ++i) add_into(&pre_[i * W], pc.input_offset[src] + i);
+      break;
+    }
+    case OpKind::Prefix: {
+      // pre_[g]: the inclusive running sum of items 0..g.
+      const size_t T = pc.num_inputs();
+      pre_.assign(T * W, 0);
+      for (size_t g = 0; g < T; ++g) {
+        if (g > 0) std::copy_n(&pre_[(g - 1) * W], W, &pre_[g * W]);
+        add_into(&pre_[g * W], g);
+      }
+      break;
+    }
+    default:
+      break;  // broadcast, allgather(v): outputs are inputs
+  }
+}
+
+void Evaluator::output(uint32_t col, Elem* y) const {
+  auto copy = [&](const Elem* v) { std::copy_n(v, W_, y); };
+  if (pc_.dense) return copy(&pre_[static_cast<size_t>(col) * W_]);
+  const uint32_t k = output_rank(pc_, col), j = col - pc_.output_offset[k];
+  switch (pc_.op) {
+    case OpKind::Broadcast: return copy(&x_[static_cast<size_t>(pc_.input_offset[pc_.root] + j) * W_]);
+    case OpKind::Reduce:
+    case OpKind::Allreduce: return copy(&pre_[static_cast<size_t>(j) * W_]);
+    case OpKind::ReduceScatter: return copy(&pre_[(static_cast<size_t>(k) * pc_.n + j) * W_]);
+    case OpKind::Allgather:
+    case OpKind::Allgatherv: return copy(&x_[static_cast<size_t>(j) * W_]);
+    case OpKind::Prefix: {
+      const size_t g = pc_.input_offset[k] + j;
+      if (!pc_.exclusive) return copy(&pre_[g * W_]);
+      if (g == 0) {
+        std::fill_n(y, W_, Elem{0});
+        return;
+      }
+      return copy(&pre_[(g - 1) * W_]);
+    }
+    default:
+      COLLPLAN_ASSERT(false, "Evaluator: uncoded form of a coded operation");
+  }
 }
 
 std::vector<std::vector<std::vector<Elem>>> direct_compute(const Field& f, const Postcondition& pc,
                                                            const std::vector<std::vector<std::vector<Elem>>>& inputs) {
   if (inputs.size() != pc.K) user_error("direct_compute: {} ranks of inputs, postcondition has {}", inputs.size(), pc.K);
   size_t len = SIZE_MAX;
-  std::vector<const std::vector<Elem>*> flat;
   for (uint32_t k = 0; k < pc.K; ++k) {
     if (inputs[k].size() != pc.inputs_per_rank[k])
       user_error("direct_compute: rank {} has {} inputs, needs {}", k, inputs[k].size(), pc.inputs_per_rank[k]);
     for (const auto& v : inputs[k]) {
       if (len == SIZE_MAX) len = v.size();
       if (v.size() != len) user_error("direct_compute: input vectors differ in length ({} vs {})", v.size(), len);
-      flat.push_back(&v);
     }
   }
   if (len == SIZE_MAX) len = 0;
   std::vector<std::vector<std::vector<Elem>>> out(pc.K);
+  if (len == 0) {
+    for (uint32_t k = 0; k < pc.K; ++k) out[k].assign(pc.outputs_per_rank[k], {});
+    return out;
+  }
+  // The vectors' elements are the evaluator's lanes.
+  std::vector<Elem> x;
+  x.reserve(static_cast<size_t>(pc.num_inputs()) * len);
+  for (const auto& rank : inputs)
+    for (const auto& v : rank) x.insert(x.end(), v.begin(), v.end());
+  const Evaluator ev(f, pc, x, static_cast<uint32_t>(len));
   for (uint32_t k = 0; k < pc.K; ++k) {
     out[k].assign(pc.outputs_per_rank[k], std::vector<Elem>(len, 0));
-    for (uint32_t j = 0; j < pc.outputs_per_rank[k]; ++j) {
-      const uint32_t col = pc.output_offset[k] + j;
-      auto& y = out[k][j];
-      for (uint32_t i = 0; i < pc.num_inputs(); ++i) {
-        const Elem c = pc.map.at(i, col);
-        if (c == 0) continue;
-        const auto& x = *flat[i];
-        for (size_t e = 0; e < len; ++e) y[e] = f.add(y[e], f.mul(c, x[e]));
-      }
-    }
+    for (uint32_t j = 0; j < pc.outputs_per_rank[k]; ++j) ev.output(pc.output_offset[k] + j, out[k][j].data());
   }
   return out;
 }

@@ -24,8 +24,22 @@
 //                 outputs, gets block b = Σ_k x_{k,b} A[k][j]; sources output
 //                 nothing); K×N is a non-systematic G (every rank j, n
 //                 outputs, gets block b = Σ_k x_{k,b} G[k][j]).
-// For both coded operations the blocks are independent copies: the map is
-// M ⊗ I_n (input block b of x_k feeds output block b only).
+// For both coded operations (and repair and decode) the blocks are
+// independent copies: the map is M ⊗ I_n (input block b of x_k feeds output
+// block b only).
+//
+// Two representations, chosen by the operation:
+//   coded   (encode, decentralized-encode, repair, decode): `map`, the dense
+//           num_inputs × num_outputs matrix (bounded by
+//           kMaxPostconditionEntries, support/limits.h).
+//   uncoded (every other operation): no matrix. Every coefficient is 1 and
+//           each output is the sum of a set of inputs described by the
+//           operation itself, so the map is a function of the spec: column()
+//           lists one output's inputs (sparse, O(its terms)) and Evaluator
+//           applies the map to given inputs in O(inputs + outputs) per lane
+//           (block sums, prefix sums), never inputs × outputs. An allgather
+//           of K = 4096 ranks, whose dense map would have 2^36 entries, is
+//           held in O(K).
 #pragma once
 
 #include <cstdint>
@@ -37,8 +51,8 @@
 
 namespace collplan {
 
-// The map's size limits, kMaxPostconditionEntries (coded) and
-// kMaxUncodedMapEntries, are in support/limits.h.
+// The coded map's size limit, kMaxPostconditionEntries, is in
+// support/limits.h.
 
 struct Postcondition {
   uint32_t K = 0;
@@ -46,7 +60,48 @@ struct Postcondition {
   std::vector<uint32_t> input_offset, output_offset;  // prefix sums, size K+1
   uint32_t num_inputs() const { return input_offset.back(); }
   uint32_t num_outputs() const { return output_offset.back(); }
-  Matrix map;
+
+  // What the map is, for the uncoded form.
+  OpKind op = OpKind::Encode;
+  uint32_t n = 1;       // blocks
+  uint32_t root = 0;    // broadcast, reduce
+  bool exclusive = false;  // prefix
+  bool dense = false;   // `map` holds the map (the coded operations)
+  Matrix map;           // dense: num_inputs × num_outputs; uncoded: empty
+
+  // One output's non-zero coefficients, (global input, coefficient) in
+  // increasing input order, written into `out` (cleared first).
+  struct Entry {
+    uint32_t input;
+    Elem coeff;
+  };
+  void column(uint32_t col, std::vector<Entry>& out) const;
+  // The number of non-zero coefficients of the whole map (saturating), from
+  // the spec alone for the uncoded form: what an exact check must compare.
+  uint64_t nonzeros() const;
+  // The global output number of rank k's output j.
+  uint32_t output_col(uint32_t k, uint32_t j) const { return output_offset[k] + j; }
+};
+
+// Applies a postcondition to W lanes of inputs: x holds num_inputs × W
+// elements, input-major (input g's lane w at x[g·W + w]). output(col, y)
+// writes that output's W lanes. Precomputes what the operation needs
+// (block sums for reduce and allreduce, per-destination sums for
+// reduce-scatter, running sums for prefix, the dense product for the coded
+// form), so memory is O(W · (inputs + outputs of the coded form)) and one
+// output costs O(W). `x` must outlive the evaluator.
+class Evaluator {
+ public:
+  Evaluator(const Field& f, const Postcondition& pc, const std::vector<Elem>& x, uint32_t W);
+  void output(uint32_t col, Elem* y) const;
+  uint32_t lanes() const { return W_; }
+
+ private:
+  const Field& f_;
+  const Postcondition& pc_;
+  const std::vector<Elem>& x_;
+  uint32_t W_;
+  std::vector<Elem> pre_;  // the precomputed sums (see the constructor)
 };
 
 Postcondition postcondition(const Spec& spec);

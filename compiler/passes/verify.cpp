@@ -1,7 +1,9 @@
 #include "passes/verify.h"
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
+#include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -53,23 +55,20 @@ void verify_rank_structure(const Spec& spec, uint32_t num_steps, const Program& 
 
 namespace {
 
-// Linear evaluation domain: each slot is a vector of W field elements.
+// Randomized evaluation domain: each slot is W field elements (one per
+// trial), rank k's input i reads lanes of the global input vector x
+// (input-major, matrix/postcondition.h Evaluator).
 struct LinearDomain {
   using Value = std::vector<Elem>;
   const Field& f;
   const Postcondition& pc;
   uint32_t W;
-  const std::vector<Elem>* random_inputs;  // randomized: W values per global input; exact: nullptr
+  const std::vector<Elem>& x;
 
   Value undefined() { return {}; }
   Value input(Rank k, uint32_t i) {
-    const uint32_t g = pc.input_offset[k] + i;
-    Value v(W, 0);
-    if (random_inputs)
-      for (uint32_t w = 0; w < W; ++w) v[w] = (*random_inputs)[static_cast<size_t>(w) * pc.num_inputs() + g];
-    else
-      v[g] = 1;
-    return v;
+    const size_t g = pc.input_offset[k] + i;
+    return Value(x.begin() + static_cast<ptrdiff_t>(g * W), x.begin() + static_cast<ptrdiff_t>((g + 1) * W));
   }
   Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
     Value acc(W, 0);
@@ -86,41 +85,129 @@ struct LinearDomain {
   }
 };
 
-struct ExactCheck : LinearDomain {
+struct RandomCheck : LinearDomain {
   const Plan& plan;
+  const Evaluator& expected;
+  std::vector<Elem> e = std::vector<Elem>(W);
   void on_end(Rank k, const std::vector<Value>& slots) {
     const Program& prog = plan.ranks[k];
     for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
-      const uint32_t col = pc.output_offset[k] + j;
+      expected.output(pc.output_col(k, j), e.data());
       const Value& v = slots[prog.outputs[j]];
-      for (uint32_t i = 0; i < pc.num_inputs(); ++i)
-        if (v[i] != pc.map.at(i, col)) {
-          uint32_t src = 0;
-          while (pc.input_offset[src + 1] <= i) ++src;
-          algebra_error("rank {} output {} (slot {}) is wrong: its coefficient on input {} (rank {} input {}) is {}, the postcondition needs {}",
-                       k, j, prog.outputs[j], i, src, i - pc.input_offset[src], v[i], pc.map.at(i, col));
-        }
+      for (uint32_t w = 0; w < W; ++w)
+        if (v[w] != e[w])
+          algebra_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition gives {}",
+                       k, j, prog.outputs[j], w, v[w], e[w]);
     }
   }
 };
 
-struct RandomCheck : LinearDomain {
+// Exact evaluation domain: each slot is its coefficient vector over all
+// inputs, held sparse (the non-zero (input, coefficient) pairs in input
+// order). A value of one term is held inline and a value passed on unchanged
+// is shared, so a plain collective (every coefficient 1, every message a
+// copy or a sum) costs about the size of its postcondition, whatever K.
+// Coefficients add in the field: a term counted twice in characteristic 2
+// cancels, as the plan's arithmetic would cancel it.
+using Entry = Postcondition::Entry;
+constexpr uint32_t kNoInput = UINT32_MAX;
+
+struct SparseValue {
+  std::shared_ptr<const std::vector<Entry>> many;  // two or more entries
+  Entry one{kNoInput, 0};                          // exactly one entry (many empty)
+  size_t size() const { return many ? many->size() : one.input != kNoInput ? 1 : 0; }
+  const Entry* begin() const { return many ? many->data() : &one; }
+  const Entry* end() const { return begin() + size(); }
+};
+
+// Thrown when the exact check would build more entries than its budget.
+struct OverBudget {};
+
+struct SparseDomain {
+  using Value = SparseValue;
+  const Field& f;
+  const Postcondition& pc;
+  uint64_t budget;    // entries the evaluation may build in all
+  uint64_t built = 0;
+  std::vector<Entry> buf;
+
+  Value undefined() { return {}; }
+  Value input(Rank k, uint32_t i) { return Value{nullptr, Entry{pc.input_offset[k] + i, 1}}; }
+  Value make(std::vector<Entry>& v) {
+    built += v.size();
+    if (built > budget) throw OverBudget{};
+    if (v.empty()) return {};
+    if (v.size() == 1) return Value{nullptr, v[0]};
+    return Value{std::make_shared<const std::vector<Entry>>(v.begin(), v.end()), {}};
+  }
+  Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
+    const Term* only = nullptr;
+    size_t live = 0, total = 0;
+    for (const Term& t : terms)
+      if (t.coeff != 0 && slots[t.slot].size() != 0) ++live, only = &t, total += slots[t.slot].size();
+    if (live == 0) return {};
+    if (live == 1 && only->coeff == 1) return slots[only->slot];  // shared, not copied
+    buf.clear();
+    buf.reserve(total);
+    for (const Term& t : terms) {
+      if (t.coeff == 0) continue;
+      for (const Entry& e : slots[t.slot]) buf.push_back({e.input, t.coeff == 1 ? e.coeff : f.mul(t.coeff, e.coeff)});
+    }
+    if (live > 1) {
+      std::stable_sort(buf.begin(), buf.end(), [](const Entry& a, const Entry& b) { return a.input < b.input; });
+      size_t w = 0;
+      for (size_t r = 0; r < buf.size();) {
+        Entry acc = buf[r++];
+        while (r < buf.size() && buf[r].input == acc.input) acc.coeff = f.add(acc.coeff, buf[r++].coeff);
+        if (acc.coeff != 0) buf[w++] = acc;
+      }
+      buf.resize(w);
+    }
+    return make(buf);
+  }
+};
+
+struct ExactCheck : SparseDomain {
   const Plan& plan;
-  const std::vector<Elem>& expected;  // W vectors of num_outputs
+  std::vector<Entry> want;
   void on_end(Rank k, const std::vector<Value>& slots) {
     const Program& prog = plan.ranks[k];
     for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
-      const uint32_t col = pc.output_offset[k] + j;
+      pc.column(pc.output_col(k, j), want);
       const Value& v = slots[prog.outputs[j]];
-      for (uint32_t w = 0; w < W; ++w) {
-        const Elem e = expected[static_cast<size_t>(w) * pc.num_outputs() + col];
-        if (v[w] != e)
-          algebra_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition gives {}",
-                       k, j, prog.outputs[j], w, v[w], e);
+      const Entry *a = v.begin(), *ae = v.end();
+      const Entry *b = want.data(), *be = want.data() + want.size();
+      while (a != ae || b != be) {
+        // The first input where the two differ: its coefficient in each.
+        uint32_t i;
+        Elem have = 0, need = 0;
+        if (b == be || (a != ae && a->input < b->input)) {
+          i = a->input, have = a->coeff, ++a;
+        } else if (a == ae || b->input < a->input) {
+          i = b->input, need = b->coeff, ++b;
+        } else {
+          i = a->input, have = a->coeff, need = b->coeff, ++a, ++b;
+        }
+        if (have == need) continue;
+        const uint32_t src = static_cast<uint32_t>(
+            std::upper_bound(pc.input_offset.begin(), pc.input_offset.end(), i) - pc.input_offset.begin() - 1);
+        algebra_error("rank {} output {} (slot {}) is wrong: its coefficient on input {} (rank {} input {}) is {}, the postcondition needs {}",
+                     k, j, prog.outputs[j], i, src, i - pc.input_offset[src], have, need);
       }
     }
   }
 };
+
+// Auto: the exact check where it is cheap. A coded plan's values are dense
+// combinations, so its cost is about ranks · slots · inputs; a plain
+// collective's values are small sets of inputs, so its cost is about the
+// postcondition's non-zeros, with a budget on the entries actually built
+// (past which auto falls back to the randomized check).
+constexpr uint64_t kAutoExactCells = uint64_t{1} << 25;
+constexpr uint64_t kAutoExactNonzeros = uint64_t{1} << 26;
+constexpr uint64_t kAutoExactBudget = uint64_t{1} << 28;
+// An exact check asked for by name: bounded only so that it ends.
+constexpr uint64_t kExactBudget = uint64_t{1} << 32;
 
 }  // namespace
 
@@ -131,27 +218,45 @@ VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptio
   const Field& f = plan.spec.field;
   VerifyReport rep;
   rep.mode = opt.mode;
+  uint64_t budget = kExactBudget;
   if (rep.mode == VerifyMode::Auto) {
-    uint64_t max_slots = 0;
-    for (const Program& p : plan.ranks) max_slots = std::max<uint64_t>(max_slots, p.num_slots);
-    const uint64_t cells = max_slots * plan.ranks.size() * pc.num_inputs();
-    rep.mode = cells <= (1ull << 25) ? VerifyMode::Exact : VerifyMode::Randomized;
+    bool exact;
+    if (pc.dense) {
+      uint64_t max_slots = 0;
+      for (const Program& p : plan.ranks) max_slots = std::max<uint64_t>(max_slots, p.num_slots);
+      exact = max_slots * plan.ranks.size() * pc.num_inputs() <= kAutoExactCells;
+    } else {
+      exact = pc.nonzeros() <= kAutoExactNonzeros;
+      budget = kAutoExactBudget;
+    }
+    rep.mode = exact ? VerifyMode::Exact : VerifyMode::Randomized;
   }
   if (rep.mode == VerifyMode::Exact) {
-    rep.error_log2 = -INFINITY;
-    ExactCheck dom{{f, pc, pc.num_inputs(), nullptr}, plan};
-    simulate(plan, dom);
-    return rep;
+    try {
+      ExactCheck dom{{f, pc, budget, 0, {}}, plan, {}};
+      simulate(plan, dom);
+      rep.error_log2 = -INFINITY;
+      return rep;
+    } catch (const OverBudget&) {
+      if (opt.mode == VerifyMode::Exact)
+        user_error("the exact check of this plan would build more than 2^32 coefficient entries; use the randomized "
+                   "check (check --mode randomized)");
+      rep.mode = VerifyMode::Randomized;  // auto: too large to prove term by term
+    }
   }
   const double bits = std::log2(static_cast<double>(f.size()));
   rep.trials = opt.trials ? opt.trials : static_cast<uint32_t>(std::ceil(40.0 / bits));
   rep.seed = opt.seed;
   rep.error_log2 = -bits * rep.trials;
+  const uint32_t W = rep.trials;
   SplitMix64 rng(opt.seed);
-  std::vector<Elem> xs(static_cast<size_t>(rep.trials) * pc.num_inputs());
-  for (auto& x : xs) x = rng.uniform(f);
-  const std::vector<Elem> expected = mul_batch(f, pc.map, xs, rep.trials);
-  RandomCheck dom{{f, pc, rep.trials, &xs}, plan, expected};
+  // Input-major (the evaluator's layout), drawn lane-major so that a seed
+  // gives the same trials as it always has.
+  std::vector<Elem> x(static_cast<size_t>(W) * pc.num_inputs());
+  for (uint32_t w = 0; w < W; ++w)
+    for (size_t g = 0; g < pc.num_inputs(); ++g) x[g * W + w] = rng.uniform(f);
+  const Evaluator expected(f, pc, x, W);
+  RandomCheck dom{{f, pc, W, x}, plan, expected};
   simulate(plan, dom);
   return rep;
 }

@@ -5,14 +5,26 @@
 //
 // The structure (ir/validate.h, verify_structure) is checked first; verify()
 // adds the algebra:
-//   exact       every slot as a coefficient vector over all inputs; the
-//               outputs must equal the postcondition's columns. A proof.
+//   exact       every slot as its coefficient vector over all inputs, held
+//               sparse (the non-zero terms only, a value passed on unchanged
+//               shared); the outputs must equal the postcondition's columns.
+//               A proof. Its cost follows the values' sizes: about the
+//               postcondition's non-zeros for a plain collective (an
+//               allgather of K = 4096 ranks: 2^24 one-term outputs).
 //   randomized  s independent uniformly random input vectors; a plan whose
 //               map differs from the postcondition passes one trial with
 //               probability exactly 1/q (its error is a non-zero linear form,
 //               Schwartz–Zippel with degree 1), so all s with probability
-//               <= q^−s. s is chosen so that q^−s <= 2^−40 unless given.
-//   auto        exact when ranks·slots·inputs <= 2^25 cells, else randomized.
+//               <= q^−s. s is chosen so that q^−s <= 2^−40 unless given. The
+//               expected outputs come from the postcondition's evaluator
+//               (matrix/postcondition.h), in O(s · inputs) for a plain
+//               collective: memory follows the plan, not inputs × outputs.
+//   auto        exact when it is cheap: for the coded operations when
+//               ranks·slots·inputs <= 2^25; for the others when the
+//               postcondition has at most 2^26 non-zeros and the evaluation
+//               builds at most 2^28 entries (else randomized).
+//               An exact check asked for by name stops with a UserError past
+//               2^32 entries.
 // Every failure is a VerifyError whose message names rank, step, port, slot.
 #pragma once
 

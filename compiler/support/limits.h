@@ -19,8 +19,9 @@
 //                                 decentralized-encode are checked against the dense
 //                                 map M ⊗ I_n, 4-byte elements = 256 MiB; for encode
 //                                 K·n <= 8192
-//   uncoded postcondition         inputs·outputs <= kMaxUncodedMapEntries = 2^28
-//                                 (below): 0/1 maps, 1 GiB
+//   uncoded postcondition         inputs, outputs <= kMaxPostconditionIO = 2^31 over
+//                                 all ranks (below): a function of the spec, not a
+//                                 map; the plan's own size limit usually binds first
 //   per-rank elements             K·n <= 2^24 (allgather, reduce-scatter), counts
 //                                 entries <= 2^24: 32-bit slot counts
 //   blocks per rank               n <= 2^24 (validate_spec_basics), also for a rank
@@ -46,14 +47,16 @@ namespace collplan {
 // and reduces are compiled one rank at a time (`compile --rank`).
 inline constexpr uint64_t kMaxPlanElements = uint64_t{1} << 26;
 
-// The postcondition map (matrix/postcondition.h) is dense: specs whose map
-// would have more entries are refused rather than allocated. A coded map
+// The coded postcondition map (matrix/postcondition.h) is dense: specs whose
+// map would have more entries are refused rather than allocated. A coded map
 // (encode, decentralized-encode) holds field elements: 2^26 entries =
 // 256 MiB; for encode K·n <= 8192.
 inline constexpr uint64_t kMaxPostconditionEntries = uint64_t{1} << 26;
-// The operations without a matrix have 0/1 maps, cheaper to check: up to
-// 2^28 entries (1 GiB), e.g. an allgather of one block on K <= 645 ranks.
-inline constexpr uint64_t kMaxUncodedMapEntries = uint64_t{1} << 28;
+// The operations without a matrix have postconditions that are functions of
+// the spec (sums of unit-coefficient blocks), evaluated in O(inputs +
+// outputs): what bounds them is the 32-bit global numbering of all ranks'
+// inputs and of all ranks' outputs.
+inline constexpr uint64_t kMaxPostconditionIO = uint64_t{1} << 31;
 
 // Blocks per rank (validate_spec_basics): a rank holds its n blocks as
 // slots, counted in 32 bits with room for what it receives.
