@@ -6,6 +6,8 @@
 #include <optional>
 #include <random>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,7 @@
 #include "passes/verify_order.h"
 #include "support/error.h"
 #include "support/limits.h"
+#include "support/progress.h"
 
 namespace collplan::cli {
 
@@ -46,7 +49,12 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   // A fresh seed per run unless given: a fixed seed would let a crafted
   // plan pass the randomized check on purpose.
   vo.seed = seed ? *seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-  const auto rep = passes::verify(plan, vo);
+  // A long check shows its progress on a terminal (support/progress.h).
+  progress::set_enabled(!json && isatty(STDERR_FILENO));
+  const auto rep = [&] {
+    const progress::Stage stage("check");
+    return passes::verify(plan, vo);
+  }();
   // A prefix plan must also keep operand order (valid for any associative
   // operator) unless the user only needs it over the field.
   const bool order_checked = plan.spec.op == OpKind::Prefix && !field_only;

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <optional>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +21,7 @@
 #include "passes/cost.h"
 #include "pipeline/pipeline.h"
 #include "support/error.h"
+#include "support/progress.h"
 #include "support/safe_file.h"
 
 namespace collplan::cli {
@@ -91,6 +94,8 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
   opt.algorithm = algorithm;
   opt.cost_model = m;
   opt.passes = pass_list(passes_csv);
+  // A long compile shows its stage on a terminal (support/progress.h).
+  progress::set_enabled(!quiet && isatty(STDERR_FILENO));
   auto res = pipeline::compile(spec, opt);
   res.plan.spec.algorithm += blocks_note;  // how n was chosen travels with the plan
   if (!quiet)

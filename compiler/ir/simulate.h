@@ -31,6 +31,7 @@
 
 #include "ir/plan.h"
 #include "support/error.h"
+#include "support/progress.h"
 
 namespace collplan::ir {
 
@@ -92,6 +93,7 @@ void simulate(const ir::Plan& plan, Domain& dom) {
       }
     }
     for (uint32_t k = 0; k < R; ++k) {
+      progress::report(uint64_t{t - 1} * R + k, uint64_t{plan.num_steps} * R);
       if (const ir::Step* st = step_at(k, t)) {
         for (size_t oi = 0; oi < st->ops.size(); ++oi) {
           const ir::Op& op = st->ops[oi];

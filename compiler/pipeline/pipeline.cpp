@@ -11,6 +11,7 @@
 #include "passes/drop_zeros.h"
 #include "passes/verify_order.h"
 #include "support/error.h"
+#include "support/progress.h"
 #include "support/limits.h"
 
 namespace collplan::pipeline {
@@ -156,7 +157,10 @@ CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
 
   try {
     auto t0 = std::chrono::steady_clock::now();
-    ir::Plan plan = g.build(spec, opt.cost_model);
+    ir::Plan plan = [&] {
+      const progress::Stage stage("generate " + g.name);
+      return g.build(spec, opt.cost_model);
+    }();
     const std::string line = fmt::format("generate {:<14} {:8.3f} s", plan.spec.algorithm, seconds_since(t0));
     CompileResult res = finish_plan(std::move(plan), g.name, opt);
     res.log.insert(res.log.begin(), line);
@@ -182,6 +186,7 @@ CompileResult finish_plan(ir::Plan plan, const std::string& made_by, const Compi
   const Postcondition pc = postcondition(spec);
   auto checked = [&](const std::string& stage) {
     auto t1 = std::chrono::steady_clock::now();
+    const progress::Stage progress_stage("verify after " + stage);
     try {
       res.verify = verify(res.plan, pc, opt.verify);
       // Prefix plans promise to work for any associative operator, so every
@@ -196,7 +201,10 @@ CompileResult finish_plan(ir::Plan plan, const std::string& made_by, const Compi
   res.generator_cost = plan_cost(res.plan);
   for (const auto& name : opt.passes) {
     auto t1 = std::chrono::steady_clock::now();
-    run_pass(name, res.plan);
+    {
+      const progress::Stage stage("pass " + name);
+      run_pass(name, res.plan);
+    }
     res.log.push_back(fmt::format("pass {:<18} {:8.3f} s", name, seconds_since(t1)));
     checked(name);
   }
