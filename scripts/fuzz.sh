@@ -45,8 +45,12 @@ if ! command -v clang++ >/dev/null || [ ! -e "$(clang++ -print-resource-dir)/lib
 fi
 LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+FLAGS=()
+# CI: line tables only (the findings' stack traces keep file and line).
+[ -n "${COLLPLAN_NO_DEBUG_INFO:-}" ] && FLAGS=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+                                             -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 cmake -S . -B "$BUILD" -G Ninja -DCOLLPLAN_BUILD_FUZZERS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${LAUNCHER[@]}" >/dev/null
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${LAUNCHER[@]}" "${FLAGS[@]}" >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target "${HARNESSES[@]}"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
