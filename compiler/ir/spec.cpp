@@ -85,11 +85,12 @@ void check_postcondition_size(const Spec& s) {
   const uint64_t kCoded = kMaxPostconditionEntries, kUncoded = kMaxUncodedMapEntries;
   if (s.op == OpKind::Encode) {
     const uint64_t Kn = mul_sat(K, n), entries = mul_sat(Kn, Kn);
-    if (entries > kCoded)
+    if (entries > kMaxEncodeMapEntries)
       user_error("K = {}, blocks = {}: an encode plan is checked against its dense postcondition of (K*n)^2 = {} "
-                 "coefficients, over the 2^26 = {} collplan checks; use K*n <= 8192 (the replay's vector length, "
+                 "coefficients, over the 2^28 = {} collplan checks; use K*n <= 16384 (the replay's vector length, "
                  "`run --len`, covers long vectors)",
-                 K, n, entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries), kCoded);
+                 K, n, entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries),
+                 kMaxEncodeMapEntries);
     return;
   }
   if (s.op == OpKind::Repair || s.op == OpKind::Decode) {

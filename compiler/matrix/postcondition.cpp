@@ -1,5 +1,7 @@
 #include "matrix/postcondition.h"
 
+#include <bit>
+
 #include "matrix/repair.h"
 #include "support/error.h"
 
@@ -63,10 +65,11 @@ Matrix coded_matrix(const Spec& s) {
   // The map M ⊗ I_n is dense: refuse, before building anything, what could
   // not be checked.
   const uint64_t n = s.blocks, entries = uint64_t{s.matrix.rows} * s.matrix.cols * n * n;
-  if (entries > kMaxPostconditionEntries && s.op != OpKind::Repair && s.op != OpKind::Decode)
-    user_error("blocks = {}: the {}x{} matrix in {} blocks makes a {}-entry postcondition, over the 2^26 collplan "
+  const uint64_t limit = s.op == OpKind::Encode ? kMaxEncodeMapEntries : kMaxPostconditionEntries;
+  if (entries > limit && s.op != OpKind::Repair && s.op != OpKind::Decode)
+    user_error("blocks = {}: the {}x{} matrix in {} blocks makes a {}-entry postcondition, over the 2^{} collplan "
                "checks; use fewer blocks (the runtime's vector length covers long vectors)",
-               n, s.matrix.rows, s.matrix.cols, n, entries);
+               n, s.matrix.rows, s.matrix.cols, n, entries, std::bit_width(limit) - 1);
   Matrix M = materialize(s.matrix, s.field);
   check_digest(s, M);
   return M;
@@ -79,7 +82,7 @@ Postcondition postcondition(const Spec& s) {
   const uint32_t K = pc.K, n = s.blocks;
   const bool coded = s.op == OpKind::Encode || s.op == OpKind::DecentralizedEncode;
   const bool repair = s.op == OpKind::Repair || s.op == OpKind::Decode;
-  const Matrix M = coded ? coded_matrix(s) : Matrix{};  // shape and digest checked first
+  Matrix M = coded ? coded_matrix(s) : Matrix{};  // shape and digest checked first
   pc.inputs_per_rank.resize(K);
   pc.outputs_per_rank.resize(K);
   const std::vector<RankIO> ios = rank_ios(s);
@@ -89,7 +92,9 @@ Postcondition postcondition(const Spec& s) {
   }
   if (coded) {
     set_offsets(pc);
-    pc.map = blockwise(M, n);
+    // One block: the map is M itself, moved rather than copied (an encode's
+    // may be 1 GiB, held next to the plan).
+    pc.map = n == 1 ? std::move(M) : blockwise(M, n);
     return pc;
   }
   if (repair) {
