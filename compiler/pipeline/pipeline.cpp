@@ -179,11 +179,18 @@ CompileResult finish_plan(ir::Plan plan, const std::string& made_by, const Compi
   CompileResult res;
   res.plan = std::move(plan);
   const Spec& spec = res.plan.spec;
-  const Postcondition pc = postcondition(spec);
+  Postcondition pc = postcondition(spec);
+  // The randomized check's vectors and their images, drawn at its first
+  // run and shared by every stage's verification. After that the map is
+  // needed only for an exact check; when none can follow it is released
+  // (an encode's is its K×K matrix, 1 GiB at K = 16384, beside the plan).
+  passes::RandomizedInputs drawn;
   auto checked = [&](const std::string& stage) {
     auto t1 = std::chrono::steady_clock::now();
     try {
-      res.verify = verify(res.plan, pc, opt.verify);
+      res.verify = verify(res.plan, pc, opt.verify, &drawn);
+      if (drawn.trials != 0 && !pc.map.a.empty() && !may_verify_exactly(pc, res.plan.ranks.size(), opt.verify))
+        pc.map = Matrix{};
       // Prefix plans promise to work for any associative operator, so every
       // stage must also keep operand order.
       if (spec.op == OpKind::Prefix) verify_order(res.plan);
