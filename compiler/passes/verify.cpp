@@ -9,6 +9,7 @@
 
 #include "ir/validate.h"
 #include "matrix/postcondition.h"
+#include "passes/verify_random.h"
 #include "ir/simulate.h"
 #include "support/error.h"
 

@@ -18,7 +18,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "ir/plan.h"
 #include "ir/validate.h"
@@ -50,28 +49,6 @@ VerifyReport verify(const ir::Plan& plan, const VerifyOptions& opt = {});
 // The same, against a postcondition the caller already built from
 // plan.spec (the pipeline builds it once for all its verifications).
 VerifyReport verify(const ir::Plan& plan, const Postcondition& pc, const VerifyOptions& opt = {});
-
-// The randomized check's input vectors and their images under the
-// postcondition. They depend on the postcondition, the field and the
-// options only, not on the plan, so a pipeline draws them once for all its
-// verifications (for an encode of K ranks the images cost K^2·trials field
-// operations, as much as simulating the plan).
-struct RandomizedInputs {
-  uint32_t trials = 0;         // 0: not drawn yet
-  uint64_t seed = 0;
-  std::vector<Elem> xs;        // `trials` vectors over all inputs, vector-major
-  std::vector<Elem> expected;  // their images: `trials` vectors over all outputs
-};
-// verify(plan, pc, opt), with the randomized check's vectors taken from
-// *drawn, which is filled first when empty (trials == 0). The same pc,
-// field and options must be given with the same *drawn. A randomized check
-// reads pc's offsets and counts but not pc.map once *drawn is filled.
-VerifyReport verify(const ir::Plan& plan, const Postcondition& pc, const VerifyOptions& opt, RandomizedInputs* drawn);
-// Whether verify() can take the exact path for some plan of `ranks`
-// programs against pc (auto mode: when ranks·slots·inputs <= 2^25 for a
-// plan's largest slot count, which is at least 1). When it cannot, a caller
-// holding a filled RandomizedInputs no longer needs pc.map.
-bool may_verify_exactly(const Postcondition& pc, uint64_t ranks, const VerifyOptions& opt);
 
 const char* mode_name(VerifyMode m);
 

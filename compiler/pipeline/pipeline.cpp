@@ -10,6 +10,7 @@
 #include "passes/alloc_slots.h"
 #include "passes/drop_zeros.h"
 #include "passes/verify_order.h"
+#include "passes/verify_random.h"
 #include "support/error.h"
 #include "support/limits.h"
 
