@@ -17,9 +17,8 @@
 //   coded postcondition           (rows·n)·(cols·n) <= kMaxPostconditionEntries = 2^26
 //                                 (below; used by matrix/postcondition.h): encode and
 //                                 decentralized-encode are checked against the dense
-//                                 map M ⊗ I_n, 4-byte elements = 256 MiB
-//   encode postcondition          (K·n)^2 <= kMaxEncodeMapEntries = 2^28 (below):
-//                                 K·n <= 16384
+//                                 map M ⊗ I_n, 4-byte elements = 256 MiB; for encode
+//                                 K·n <= 8192
 //   uncoded postcondition         inputs·outputs <= kMaxUncodedMapEntries = 2^28
 //                                 (below): 0/1 maps, 1 GiB
 //   per-rank elements             K·n <= 2^24 (allgather, reduce-scatter), counts
@@ -50,12 +49,8 @@ inline constexpr uint64_t kMaxPlanElements = uint64_t{1} << 26;
 // The postcondition map (matrix/postcondition.h) is dense: specs whose map
 // would have more entries are refused rather than allocated. A coded map
 // (encode, decentralized-encode) holds field elements: 2^26 entries =
-// 256 MiB.
+// 256 MiB; for encode K·n <= 8192.
 inline constexpr uint64_t kMaxPostconditionEntries = uint64_t{1} << 26;
-// An encode's map is its K×K matrix itself (n = 1), held once per compile
-// next to a plan of K^2 terms; large encodes are checked randomized, in time
-// linear in the plan: 2^28 entries = 1 GiB, K·n <= 16384.
-inline constexpr uint64_t kMaxEncodeMapEntries = uint64_t{1} << 28;
 // The operations without a matrix have 0/1 maps, cheaper to check: up to
 // 2^28 entries (1 GiB), e.g. an allgather of one block on K <= 645 ranks.
 inline constexpr uint64_t kMaxUncodedMapEntries = uint64_t{1} << 28;
