@@ -80,7 +80,7 @@ void recode(Plan& plan, const MatrixSpec& ms) {
   const std::vector<RankIO> ios = rank_ios(plan.spec);
   std::vector<uint32_t> input_offset(ios.size() + 1, 0);
   for (size_t k = 0; k < ios.size(); ++k) input_offset[k + 1] = input_offset[k] + ios[k].inputs;
-  PureInputs dom{plan, input_offset, A};
+  PureInputs dom{plan, input_offset, A, nullptr, {}};
   simulate(plan, dom);
   dom.flush();
 }
