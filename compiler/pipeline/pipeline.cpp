@@ -92,7 +92,7 @@ namespace {
 // broadcast) times ⌈log2 K⌉, the most any of the redundant schedules
 // (circulant, dissemination) re-sends it; a chain's C2 counts its K steps,
 // not what one rank holds. The coded operations are bounded by their
-// postcondition (K·n <= 8192) and counted as K·C2.
+// postcondition (encode: K·n <= 16384) and counted as K·C2.
 uint64_t plan_elements(const Spec& s, const gen::PostalSplitCost& e) {
   const uint64_t R = num_ranks(s), n = s.blocks, by_c2 = mul_sat(R, e.C2);
   uint64_t total = 0;

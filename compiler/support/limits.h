@@ -17,8 +17,9 @@
 //   coded postcondition           (rows·n)·(cols·n) <= kMaxPostconditionEntries = 2^26
 //                                 (below; used by matrix/postcondition.h): encode and
 //                                 decentralized-encode are checked against the dense
-//                                 map M ⊗ I_n, 4-byte elements = 256 MiB; for encode
-//                                 K·n <= 8192
+//                                 map M ⊗ I_n, 4-byte elements = 256 MiB; encode
+//                                 has its own, (K·n)^2 <= 2^28 = 1 GiB, K·n <= 16384
+//                                 (kMaxEncodeMapEntries, ir/spec.cpp)
 //   uncoded postcondition         inputs·outputs <= kMaxUncodedMapEntries = 2^28
 //                                 (below): 0/1 maps, 1 GiB
 //   per-rank elements             K·n <= 2^24 (allgather, reduce-scatter), counts
@@ -48,8 +49,8 @@ inline constexpr uint64_t kMaxPlanElements = uint64_t{1} << 26;
 
 // The postcondition map (matrix/postcondition.h) is dense: specs whose map
 // would have more entries are refused rather than allocated. A coded map
-// (encode, decentralized-encode) holds field elements: 2^26 entries =
-// 256 MiB; for encode K·n <= 8192.
+// (decentralized-encode, repair, decode) holds field elements: 2^26
+// entries = 256 MiB. Encode's limit is 2^28 (ir/spec.cpp).
 inline constexpr uint64_t kMaxPostconditionEntries = uint64_t{1} << 26;
 // The operations without a matrix have 0/1 maps, cheaper to check: up to
 // 2^28 entries (1 GiB), e.g. an allgather of one block on K <= 645 ranks.
