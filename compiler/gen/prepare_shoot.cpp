@@ -140,6 +140,7 @@ ir::Plan prepare_shoot_schedule(const Spec& spec) {
     Step& st = prog.at(recv_step(sh.Tp));
     for (uint64_t l = 0; l < n; ++l) {
       std::vector<Term> terms;
+      terms.reserve(l * m < K ? std::min(mm, K - l * m) : 0);
       for (uint64_t i = 0; i < mm && l * m + i < K; ++i) terms.push_back(Term{static_cast<SlotId>(i), 0});
       st.ops.push_back(make_op(prog, static_cast<SlotId>(w0 + l), std::move(terms), mod(int64_t(k) + int64_t(l * m))));
     }

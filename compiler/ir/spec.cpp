@@ -81,16 +81,23 @@ namespace {
 // build_spec would otherwise build an encode's K×K matrix first, and the
 // 32-bit counts of postcondition() could wrap. Saturating arithmetic, so the
 // message names the true size. Limits: support/limits.h.
+// An encode's map is its K×K matrix itself (n = 1), held once per compile
+// beside a plan of K^2 terms, and large encodes are checked randomized, in
+// time linear in the plan: 2^28 entries = 1 GiB, K·n <= 16384. The other
+// coded maps keep kMaxPostconditionEntries (support/limits.h).
+constexpr uint64_t kMaxEncodeMapEntries = uint64_t{1} << 28;
+
 void check_postcondition_size(const Spec& s) {
   const uint64_t K = s.K, n = s.blocks;
   const uint64_t kCoded = kMaxPostconditionEntries;
   if (s.op == OpKind::Encode) {
     const uint64_t Kn = mul_sat(K, n), entries = mul_sat(Kn, Kn);
-    if (entries > kCoded)
+    if (entries > kMaxEncodeMapEntries)
       user_error("K = {}, blocks = {}: an encode plan is checked against its dense postcondition of (K*n)^2 = {} "
-                 "coefficients, over the 2^26 = {} collplan checks; use K*n <= 8192 (the replay's vector length, "
+                 "coefficients, over the 2^28 = {} collplan checks; use K*n <= 16384 (the replay's vector length, "
                  "`run --len`, covers long vectors)",
-                 K, n, entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries), kCoded);
+                 K, n, entries == UINT64_MAX ? std::string("more than 2^64") : std::to_string(entries),
+                 kMaxEncodeMapEntries);
     return;
   }
   if (s.op == OpKind::Repair || s.op == OpKind::Decode) {

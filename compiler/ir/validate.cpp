@@ -20,14 +20,17 @@ struct SendInfo {
   bool matched = false;
 };
 
-void check_combo(const Field& f, const Program& prog, StepNo t, const std::vector<Term>& terms, const std::string& where) {
+// `where` names the combination in a message; it is formatted only for one
+// (a plan has a combination per message element and op).
+template <class Where>
+void check_combo(const Field& f, const Program& prog, StepNo t, const std::vector<Term>& terms, const Where& where) {
   for (const Term& term : terms) {
     if (term.slot >= prog.num_slots)
-      verify_error("rank {} step {}: {} reads slot {}, but the rank has {} slots (valid: 0..{})", prog.rank, t, where,
+      verify_error("rank {} step {}: {} reads slot {}, but the rank has {} slots (valid: 0..{})", prog.rank, t, where(),
                    term.slot, prog.num_slots, prog.num_slots - 1);
     if (!f.valid(term.coeff))
       verify_error("rank {} step {}: {} has coefficient {} on slot {}, not an element of {} (valid: 0..{})", prog.rank, t,
-                   where, term.coeff, term.slot, f.name(), f.size() - 1);
+                   where(), term.coeff, term.slot, f.name(), f.size() - 1);
   }
 }
 
@@ -75,11 +78,11 @@ void check_program(const Spec& spec, uint32_t num_steps, const Program& prog, ui
       if (s.to == k) verify_error("rank {} step {} port {}: sends to itself (a local copy must be an op)", k, t, s.port);
       if (s.payload.empty()) verify_error("rank {} step {} port {}: empty message to rank {}", k, t, s.port, s.to);
       for (size_t e = 0; e < s.payload.size(); ++e) {
-        const std::string where = fmt::format("send on port {} (element {})", s.port, e);
+        const auto where = [&] { return fmt::format("send on port {} (element {})", s.port, e); };
         check_combo(spec.field, prog, t, s.payload[e].terms, where);
         for (const Term& term : s.payload[e].terms)
           if (!defined[term.slot])
-            verify_error("rank {} step {}: {} reads slot {} before it holds a value", k, t, where, term.slot);
+            verify_error("rank {} step {}: {} reads slot {} before it holds a value", k, t, where(), term.slot);
       }
       if (t + lam - 1 > num_steps)
         verify_error("rank {} step {} port {}: message to rank {} would arrive in step {}, after the last step {} (still in flight)",
@@ -109,12 +112,12 @@ void check_program(const Spec& spec, uint32_t num_steps, const Program& prog, ui
     // (3) ops in order.
     for (size_t oi = 0; oi < st.ops.size(); ++oi) {
       const Op& op = st.ops[oi];
-      const std::string where = fmt::format("op {} (slot {} := ...)", oi, op.dst);
+      const auto where = [&] { return fmt::format("op {} (slot {} := ...)", oi, op.dst); };
       if (op.dst >= prog.num_slots)
         verify_error("rank {} step {}: op {} writes slot {}, but the rank has {} slots", k, t, oi, op.dst, prog.num_slots);
       check_combo(spec.field, prog, t, op.terms, where);
       for (const Term& term : op.terms)
-        if (!defined[term.slot]) verify_error("rank {} step {}: {} reads slot {} before it holds a value", k, t, where, term.slot);
+        if (!defined[term.slot]) verify_error("rank {} step {}: {} reads slot {} before it holds a value", k, t, where(), term.slot);
       defined[op.dst] = 1;
     }
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <sstream>
 
@@ -25,11 +26,14 @@ uint64_t SplitMix64::next() {
 
 Elem SplitMix64::uniform(const Field& f) {
   const uint64_t q = f.size();
-  // Rejection sampling keeps the draw exactly uniform for any q.
-  const uint64_t limit = UINT64_MAX - (UINT64_MAX % q);
+  // Rejection sampling keeps the draw exactly uniform for any q. For the
+  // binary fields (q a power of two) the same limit and residue come from a
+  // mask instead of two divisions: a K×K matrix draws K^2 elements.
+  const bool pow2 = (q & (q - 1)) == 0;
+  const uint64_t limit = UINT64_MAX - (pow2 ? q - 1 : UINT64_MAX % q);
   for (;;) {
     uint64_t v = next();
-    if (v < limit) return static_cast<Elem>(v % q);
+    if (v < limit) return static_cast<Elem>(pow2 ? v & (q - 1) : v % q);
   }
 }
 
@@ -136,16 +140,28 @@ Matrix materialize(const MatrixSpec& ms, const Field& f) {
 
 Digest matrix_digest(const Matrix& m, const Field& f) {
   const uint32_t w = f.elem_bytes();
+  // Streamed through a small buffer (the same hash as over the whole byte
+  // string): a K×K matrix is hashed without a second copy of its entries.
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> st(XXH3_createState(), &XXH3_freeState);
+  COLLPLAN_ASSERT(st && XXH3_128bits_reset(st.get()) == XXH_OK, "matrix_digest: XXH3 state");
   std::vector<uint8_t> buf;
-  buf.reserve(12 + m.a.size() * w);
+  buf.reserve(1 << 16);
   auto put = [&](uint32_t v, uint32_t bytes) {
     for (uint32_t b = 0; b < bytes; ++b) buf.push_back(static_cast<uint8_t>(v >> (8 * b)));
+  };
+  auto drain = [&] {
+    XXH3_128bits_update(st.get(), buf.data(), buf.size());
+    buf.clear();
   };
   put(m.rows, 4);
   put(m.cols, 4);
   put(w, 4);
-  for (Elem e : m.a) put(e, w);
-  XXH128_hash_t h = XXH3_128bits(buf.data(), buf.size());
+  for (Elem e : m.a) {
+    put(e, w);
+    if (buf.size() + 4 > buf.capacity()) drain();
+  }
+  drain();
+  XXH128_hash_t h = XXH3_128bits_digest(st.get());
   XXH128_canonical_t canon;
   XXH128_canonicalFromHash(&canon, h);
   Digest d;
@@ -361,14 +377,25 @@ MatrixSpec matrix_from_file(const std::string& path, uint32_t rows, uint32_t col
 std::vector<Elem> mul_batch(const Field& f, const Matrix& m, const std::vector<Elem>& xs, uint32_t batch) {
   COLLPLAN_ASSERT(xs.size() == static_cast<size_t>(batch) * m.rows, "mul_batch: input size");
   std::vector<Elem> ys(static_cast<size_t>(batch) * m.cols, 0);
-  for (uint32_t b = 0; b < batch; ++b) {
-    const Elem* x = &xs[static_cast<size_t>(b) * m.rows];
-    Elem* y = &ys[static_cast<size_t>(b) * m.cols];
-    for (uint32_t i = 0; i < m.rows; ++i) {
-      if (x[i] == 0) continue;
-      const Elem* row = &m.a[static_cast<size_t>(i) * m.cols];
-      for (uint32_t j = 0; j < m.cols; ++j)
-        if (row[j]) y[j] = f.add(y[j], f.mul(x[i], row[j]));
+  // Row by row, every vector of the batch while the row is in cache: the
+  // matrix (1 GiB for an encode of K = 16384) is read once, not `batch` times.
+  // The binary fields multiply through their log/antilog tables inline.
+  const uint32_t* lg = f.log_table();
+  const uint32_t* ex = f.exp_table();
+  for (uint32_t i = 0; i < m.rows; ++i) {
+    const Elem* row = &m.a[static_cast<size_t>(i) * m.cols];
+    for (uint32_t b = 0; b < batch; ++b) {
+      const Elem x = xs[static_cast<size_t>(b) * m.rows + i];
+      if (x == 0) continue;
+      Elem* y = &ys[static_cast<size_t>(b) * m.cols];
+      if (lg) {
+        const uint32_t lx = lg[x];
+        for (uint32_t j = 0; j < m.cols; ++j)
+          if (row[j]) y[j] ^= ex[lx + lg[row[j]]];
+      } else {
+        for (uint32_t j = 0; j < m.cols; ++j)
+          if (row[j]) y[j] = f.add(y[j], f.mul(x, row[j]));
+      }
     }
   }
   return ys;

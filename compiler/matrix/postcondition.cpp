@@ -63,9 +63,10 @@ Matrix coded_matrix(const Spec& s) {
     user_error("'{}' has no matrix (encode, decentralized-encode, repair and decode have one)", op_name(s.op));
   }
   // The map M ⊗ I_n is dense: refuse, before building anything, what could
-  // not be checked.
+  // not be checked. An encode's shape is K×K, so validate_spec_basics has
+  // already applied its own limit (ir/spec.cpp, kMaxEncodeMapEntries).
   const uint64_t n = s.blocks, entries = uint64_t{s.matrix.rows} * s.matrix.cols * n * n;
-  if (entries > kMaxPostconditionEntries && s.op != OpKind::Repair && s.op != OpKind::Decode)
+  if (entries > kMaxPostconditionEntries && s.op != OpKind::Encode && s.op != OpKind::Repair && s.op != OpKind::Decode)
     user_error("blocks = {}: the {}x{} matrix in {} blocks makes a {}-entry postcondition, over the 2^26 collplan "
                "checks; use fewer blocks (the runtime's vector length covers long vectors)",
                n, s.matrix.rows, s.matrix.cols, n, entries);
@@ -85,7 +86,7 @@ Postcondition postcondition(const Spec& s) {
   pc.exclusive = s.exclusive;
   const bool coded = s.op == OpKind::Encode || s.op == OpKind::DecentralizedEncode;
   const bool repair = s.op == OpKind::Repair || s.op == OpKind::Decode;
-  const Matrix M = coded ? coded_matrix(s) : Matrix{};  // shape and digest checked first
+  Matrix M = coded ? coded_matrix(s) : Matrix{};  // shape and digest checked first
   pc.inputs_per_rank.resize(K);
   pc.outputs_per_rank.resize(K);
   const std::vector<RankIO> ios = rank_ios(s);
@@ -96,7 +97,9 @@ Postcondition postcondition(const Spec& s) {
   set_offsets(pc);
   if (coded) {
     pc.dense = true;
-    pc.map = blockwise(M, n);
+    // One block: the map is M itself, moved rather than copied (an encode's
+    // may be 1 GiB, held next to the plan).
+    pc.map = n == 1 ? std::move(M) : blockwise(M, n);
     return pc;
   }
   if (repair) {
@@ -183,9 +186,9 @@ uint64_t Postcondition::nonzeros() const {
   }
 }
 
-Evaluator::Evaluator(const Field& f, const Postcondition& pc, const std::vector<Elem>& x, uint32_t W)
-    : f_(f), pc_(pc), x_(x), W_(W) {
-  COLLPLAN_ASSERT(x.size() == static_cast<size_t>(pc.num_inputs()) * W, "Evaluator: input size");
+Evaluator::Evaluator(const Field& f, const Postcondition& pc, std::vector<Elem> x, uint32_t W)
+    : f_(f), pc_(pc), x_(std::move(x)), W_(W) {
+  COLLPLAN_ASSERT(x_.size() == static_cast<size_t>(pc.num_inputs()) * W, "Evaluator: input size");
   auto add_into = [&](Elem* acc, size_t g) {
     const Elem* v = &x_[g * W_];
     for (uint32_t w = 0; w < W_; ++w) acc[w] = f_.add(acc[w], v[w]);
@@ -195,7 +198,7 @@ Evaluator::Evaluator(const Field& f, const Postcondition& pc, const std::vector<
     const size_t in = pc.num_inputs(), out = pc.num_outputs();
     std::vector<Elem> xs(in * W);
     for (size_t g = 0; g < in; ++g)
-      for (uint32_t w = 0; w < W; ++w) xs[w * in + g] = x[g * W + w];
+      for (uint32_t w = 0; w < W; ++w) xs[w * in + g] = x_[g * W + w];
     const std::vector<Elem> ys = mul_batch(f, pc.map, xs, W);
     pre_.resize(out * W);
     for (size_t c = 0; c < out; ++c)
@@ -281,7 +284,7 @@ std::vector<std::vector<std::vector<Elem>>> direct_compute(const Field& f, const
   x.reserve(static_cast<size_t>(pc.num_inputs()) * len);
   for (const auto& rank : inputs)
     for (const auto& v : rank) x.insert(x.end(), v.begin(), v.end());
-  const Evaluator ev(f, pc, x, static_cast<uint32_t>(len));
+  const Evaluator ev(f, pc, std::move(x), static_cast<uint32_t>(len));
   for (uint32_t k = 0; k < pc.K; ++k) {
     out[k].assign(pc.outputs_per_rank[k], std::vector<Elem>(len, 0));
     for (uint32_t j = 0; j < pc.outputs_per_rank[k]; ++j) ev.output(pc.output_offset[k] + j, out[k][j].data());

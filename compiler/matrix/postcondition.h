@@ -84,22 +84,24 @@ struct Postcondition {
 };
 
 // Applies a postcondition to W lanes of inputs: x holds num_inputs × W
-// elements, input-major (input g's lane w at x[g·W + w]). output(col, y)
-// writes that output's W lanes. Precomputes what the operation needs
-// (block sums for reduce and allreduce, per-destination sums for
-// reduce-scatter, running sums for prefix, the dense product for the coded
-// form), so memory is O(W · (inputs + outputs of the coded form)) and one
-// output costs O(W). `x` must outlive the evaluator.
+// elements, input-major (input g's lane w at x[g·W + w]), and is kept.
+// output(col, y) writes that output's W lanes. Precomputes what the
+// operation needs (block sums for reduce and allreduce, per-destination sums
+// for reduce-scatter, running sums for prefix, the dense product for the
+// coded form), so memory is O(W · (inputs + outputs of the coded form)) and
+// one output costs O(W). The coded form reads pc.map only here; the
+// evaluator keeps a reference to pc (its offsets), which must outlive it.
 class Evaluator {
  public:
-  Evaluator(const Field& f, const Postcondition& pc, const std::vector<Elem>& x, uint32_t W);
+  Evaluator(const Field& f, const Postcondition& pc, std::vector<Elem> x, uint32_t W);
   void output(uint32_t col, Elem* y) const;
   uint32_t lanes() const { return W_; }
+  const std::vector<Elem>& inputs() const { return x_; }
 
  private:
   const Field& f_;
   const Postcondition& pc_;
-  const std::vector<Elem>& x_;
+  std::vector<Elem> x_;
   uint32_t W_;
   std::vector<Elem> pre_;  // the precomputed sums (see the constructor)
 };

@@ -112,8 +112,11 @@ void alloc_slots_rank(Program& prog) {
       // run (3x smaller .cplan at K = 4096) and the runtime can treat as one
       // dot product. Other ops keep their order (user operators may not
       // commute).
-      if (op.matrix_col != kNoCol)
-        std::stable_sort(op.terms.begin(), op.terms.end(), [](const Term& a, const Term& b) { return a.slot < b.slot; });
+      // Renumbering often keeps them in order already (the check is cheaper
+      // than the sort's buffer and merges over an encode's K^2 terms).
+      const auto by_slot = [](const Term& a, const Term& b) { return a.slot < b.slot; };
+      if (op.matrix_col != kNoCol && !std::is_sorted(op.terms.begin(), op.terms.end(), by_slot))
+        std::stable_sort(op.terms.begin(), op.terms.end(), by_slot);
     }
   }
   prog.num_slots = static_cast<uint32_t>(colors);

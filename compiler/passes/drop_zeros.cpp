@@ -1,8 +1,6 @@
 #include "passes/drop_zeros.h"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
 #include <unordered_map>
 
 #include "ir/simulate.h"
@@ -13,17 +11,22 @@ namespace {
 
 using namespace ir;
 
+// Which slots are structurally zero, step by step, with the plan trimmed
+// while it is simulated (an encode's ops hold K^2 terms; recording a flag
+// per term first would hold a second plan-sized table). A combination is
+// zero iff all its terms are, so dropping its zero terms just before it is
+// evaluated leaves every value the analysis computes as it was. A message's
+// zero elements leave its Send once evaluated (the simulation keeps its own
+// copy, which still matches the receive); the receives lose the same
+// elements afterwards, by kept_mask.
 struct ZeroDomain {
   using Value = uint8_t;  // 1 = structurally zero
-  const Plan& plan;
-  std::map<std::tuple<Rank, size_t, size_t>, std::vector<uint8_t>> send_zero;  // per payload element
-  std::map<std::tuple<Rank, size_t, size_t>, std::vector<uint8_t>> op_zero;    // per term
-  // Per payload element, per term: a combination with both zero and non-zero
-  // terms (a partial sum plus a partial that turned out zero) loses the zero
-  // ones, whose receives are removed.
-  std::map<std::tuple<Rank, size_t, size_t>, std::vector<std::vector<uint8_t>>> send_term_zero;
-  std::vector<std::vector<uint8_t>> end_zero;
+  Plan& plan;
+  std::unordered_map<uint64_t, std::vector<uint8_t>> kept_mask;  // per message (key): element kept?
 
+  uint64_t key(Rank from, Port port, StepNo t) const {
+    return (static_cast<uint64_t>(t) * plan.ranks.size() + from) * plan.spec.p + port;
+  }
   Value undefined() { return 0; }
   Value input(Rank, uint32_t) { return 0; }
   Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
@@ -31,26 +34,25 @@ struct ZeroDomain {
       if (!slots[t.slot]) return 0;
     return 1;
   }
-  size_t step_index(Rank k, const Step& st) const { return static_cast<size_t>(&st - plan.ranks[k].steps.data()); }
-  void on_send(Rank k, const Step& st, size_t si, const std::vector<Value>& payload) {
-    send_zero[{k, step_index(k, st), si}] = payload;
-  }
+  // The plan's own (mutable) record of a step the simulation hands over.
+  Step& step(Rank k, const Step& st) { return plan.ranks[k].steps[static_cast<size_t>(&st - plan.ranks[k].steps.data())]; }
   void on_send_slots(Rank k, const Step& st, size_t si, const std::vector<Value>& slots) {
-    std::vector<std::vector<uint8_t>> z;
-    for (const Combo& c : st.sends[si].payload) {
-      z.emplace_back();
-      for (const Term& t : c.terms) z.back().push_back(slots[t.slot]);
-    }
-    send_term_zero[{k, step_index(k, st), si}] = std::move(z);
+    for (Combo& c : step(k, st).sends[si].payload) std::erase_if(c.terms, [&](const Term& t) { return slots[t.slot]; });
   }
+  void on_send(Rank k, const Step& st, size_t si, const std::vector<Value>& payload) {
+    Send& s = step(k, st).sends[si];
+    std::vector<uint8_t> keep(payload.size());
+    std::vector<Combo> kept;
+    for (size_t e = 0; e < payload.size(); ++e)
+      if ((keep[e] = !payload[e])) kept.push_back(std::move(s.payload[e]));
+    s.payload = std::move(kept);
+    kept_mask[key(k, s.port, st.t)] = std::move(keep);
+  }
+  // Zero-ness ignores coefficients on purpose: a coefficient that happens
+  // to be 0 belongs to the matrix, not the schedule, and a re-coded matrix
+  // may need the term.
   void on_op(Rank k, const Step& st, size_t oi, const std::vector<Value>& slots) {
-    std::vector<uint8_t> z;
-    for (const Term& t : st.ops[oi].terms) z.push_back(slots[t.slot]);
-    op_zero[{k, step_index(k, st), oi}] = std::move(z);
-  }
-  void on_end(Rank k, const std::vector<Value>& slots) {
-    if (end_zero.empty()) end_zero.resize(plan.ranks.size());
-    end_zero[k] = slots;
+    std::erase_if(step(k, st).ops[oi].terms, [&](const Term& t) { return slots[t.slot]; });
   }
 };
 
@@ -78,48 +80,11 @@ void eliminate_dead_ops(Program& prog) {
 }  // namespace
 
 void drop_zeros(Plan& plan) {
-  ZeroDomain dom{plan, {}, {}, {}, {}};
+  ZeroDomain dom{plan, {}};
   simulate(plan, dom);
-  const uint32_t R = static_cast<uint32_t>(plan.ranks.size());
-  const uint64_t P = plan.spec.p;
-  auto key = [&](Rank from, Port port, StepNo t) { return (static_cast<uint64_t>(t) * R + from) * P + port; };
-  std::unordered_map<uint64_t, std::vector<uint8_t>> kept_mask;  // per message: element kept?
-
   for (Program& prog : plan.ranks) {
-    const Rank k = prog.rank;
-    for (size_t si = 0; si < prog.steps.size(); ++si) {
-      Step& st = prog.steps[si];
-      std::vector<Send> sends;
-      for (size_t i = 0; i < st.sends.size(); ++i) {
-        Send& s = st.sends[i];
-        const auto& zero = dom.send_zero.at({k, si, i});
-        const auto& term_zero = dom.send_term_zero.at({k, si, i});
-        std::vector<uint8_t> keep(zero.size());
-        std::vector<Combo> payload;
-        for (size_t e = 0; e < s.payload.size(); ++e) {
-          keep[e] = !zero[e];
-          if (!keep[e]) continue;
-          Combo c;
-          for (size_t ti = 0; ti < s.payload[e].terms.size(); ++ti)
-            if (!term_zero[e][ti]) c.terms.push_back(s.payload[e].terms[ti]);
-          payload.push_back(std::move(c));
-        }
-        kept_mask[key(k, s.port, st.t)] = std::move(keep);
-        s.payload = std::move(payload);
-        if (!s.payload.empty()) sends.push_back(std::move(s));
-      }
-      st.sends = std::move(sends);
-      for (size_t oi = 0; oi < st.ops.size(); ++oi) {
-        Op& op = st.ops[oi];
-        const auto& zero = dom.op_zero.at({k, si, oi});
-        std::vector<Term> terms;
-        for (size_t i = 0; i < op.terms.size(); ++i)
-          if (!zero[i]) terms.push_back(op.terms[i]);
-        op.terms = std::move(terms);
-      }
-      // Zero-ness ignores coefficients on purpose: a coefficient that happens
-      // to be 0 belongs to the matrix, not the schedule, and a re-coded
-      // matrix may need the term.
+    for (Step& st : prog.steps) {
+      std::erase_if(st.sends, [](const Send& s) { return s.payload.empty(); });
       std::erase_if(st.ops, [](const Op& op) {
         return op.terms.size() == 1 && op.terms[0].slot == op.dst && op.terms[0].coeff == 1;
       });
@@ -129,7 +94,7 @@ void drop_zeros(Plan& plan) {
     for (Step& st : prog.steps) {
       std::vector<Recv> recvs;
       for (Recv& r : st.recvs) {
-        const auto& keep = kept_mask.at(key(r.from, r.port, r.sent_at));
+        const auto& keep = dom.kept_mask.at(dom.key(r.from, r.port, r.sent_at));
         std::vector<SlotId> into;
         for (size_t e = 0; e < r.into.size(); ++e)
           if (keep[e]) into.push_back(r.into[e]);

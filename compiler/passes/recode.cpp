@@ -1,8 +1,5 @@
 #include "passes/recode.h"
 
-#include <map>
-#include <tuple>
-
 #include "matrix/matrix.h"
 #include "matrix/postcondition.h"
 #include "ir/simulate.h"
@@ -15,33 +12,45 @@ namespace {
 using namespace ir;
 
 // Value: the global input index a slot holds unmodified, or −1.
+//
+// The coefficients are written into the plan while it is simulated (an
+// encode of K ranks has K^2 of them; collecting them first would hold a
+// second copy). An op's terms are read by its own evaluation, right after
+// on_op, and never again, so its coefficients are written at the next on_op
+// (or by flush() at the end): the analysis sees the plan as it was given.
 struct PureInputs {
   using Value = int64_t;
-  const Plan& plan;
-  const Postcondition& pc;
+  Plan& plan;
+  const std::vector<uint32_t>& input_offset;  // rank-major global input numbering, size R+1
   const Matrix& A;
-  std::map<std::tuple<Rank, size_t, size_t>, std::vector<Elem>> coeffs;  // (rank, step index, op index)
+  Op* pending = nullptr;
+  std::vector<Elem> pending_coeffs;
 
   Value undefined() { return -1; }
-  Value input(Rank k, uint32_t i) { return pc.input_offset[k] + i; }
+  Value input(Rank k, uint32_t i) { return input_offset[k] + i; }
   Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
     return terms.size() == 1 && terms[0].coeff == 1 ? slots[terms[0].slot] : -1;
   }
+  void flush() {
+    if (!pending) return;
+    for (size_t i = 0; i < pending_coeffs.size(); ++i) pending->terms[i].coeff = pending_coeffs[i];
+    pending = nullptr;
+  }
   void on_op(Rank k, const Step& st, size_t oi, const std::vector<Value>& slots) {
+    flush();
     const Op& op = st.ops[oi];
     if (op.matrix_col == kNoCol) return;
-    const size_t si = static_cast<size_t>(&st - plan.ranks[k].steps.data());
     if (op.matrix_col >= A.cols)
       user_error("rank {} step {} op {}: matrix column {} is outside the {}x{} matrix", k, st.t, oi, op.matrix_col, A.rows, A.cols);
-    std::vector<Elem> cs;
-    cs.reserve(op.terms.size());
+    pending_coeffs.clear();
     for (const Term& t : op.terms) {
       const int64_t r = slots[t.slot];
       if (r < 0 || static_cast<uint64_t>(r) >= A.rows)
         user_error("rank {} step {} op {}: slot {} does not hold a single input, so the plan cannot be re-coded", k, st.t, oi, t.slot);
-      cs.push_back(A.at(static_cast<uint32_t>(r), op.matrix_col));
+      pending_coeffs.push_back(A.at(static_cast<uint32_t>(r), op.matrix_col));
     }
-    coeffs.emplace(std::make_tuple(k, si, oi), std::move(cs));
+    const size_t si = static_cast<size_t>(&st - plan.ranks[k].steps.data());
+    pending = &plan.ranks[k].steps[si].ops[oi];
   }
 };
 
@@ -64,16 +73,16 @@ void recode(Plan& plan, const MatrixSpec& ms) {
     user_error("plan '{}' has no matrix-bound ops: only universal plans (prepare-and-shoot) can be re-coded", plan.spec.algorithm);
   if (ms.rows != plan.spec.matrix.rows || ms.cols != plan.spec.matrix.cols)
     user_error("the new matrix is {}x{}, the plan needs {}x{}", ms.rows, ms.cols, plan.spec.matrix.rows, plan.spec.matrix.cols);
-  const Matrix A = materialize(ms, plan.spec.field);
   plan.spec.matrix = ms;
-  const Postcondition pc = postcondition(plan.spec);
-  PureInputs dom{plan, pc, A, {}};
+  // The matrix, its shape and digest checked against the spec as
+  // postcondition() checks them, without building the map beside it.
+  const Matrix A = coded_matrix(plan.spec);
+  const std::vector<RankIO> ios = rank_ios(plan.spec);
+  std::vector<uint32_t> input_offset(ios.size() + 1, 0);
+  for (size_t k = 0; k < ios.size(); ++k) input_offset[k + 1] = input_offset[k] + ios[k].inputs;
+  PureInputs dom{plan, input_offset, A, nullptr, {}};
   simulate(plan, dom);
-  for (auto& [key, cs] : dom.coeffs) {
-    const auto& [k, si, oi] = key;
-    Op& op = plan.ranks[k].steps[si].ops[oi];
-    for (size_t i = 0; i < cs.size(); ++i) op.terms[i].coeff = cs[i];
-  }
+  dom.flush();
 }
 
 }  // namespace collplan::passes

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <memory>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 
 #include "ir/validate.h"
 #include "matrix/postcondition.h"
+#include "passes/verify_random.h"
 #include "ir/simulate.h"
 #include "support/error.h"
 
@@ -55,19 +57,40 @@ void verify_rank_structure(const Spec& spec, uint32_t num_steps, const Program& 
 
 namespace {
 
-// Randomized evaluation domain: each slot is W field elements (one per
-// trial), rank k's input i reads lanes of the global input vector x
+// The randomized check at the end of rank k's program: lane(v, w) is slot
+// value v on random input vector w, compared with the postcondition's
+// value on the same vectors (the evaluator's).
+template <class Value, class Lane>
+void check_random_outputs(const Plan& plan, const Postcondition& pc, const Evaluator& expected, Rank k,
+                          const std::vector<Value>& slots, Lane lane) {
+  const Program& prog = plan.ranks[k];
+  const uint32_t W = expected.lanes();
+  std::vector<Elem> e(W);
+  for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
+    expected.output(pc.output_col(k, j), e.data());
+    const Value& v = slots[prog.outputs[j]];
+    for (uint32_t w = 0; w < W; ++w)
+      if (lane(v, w) != e[w])
+        algebra_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition gives {}",
+                     k, j, prog.outputs[j], w, lane(v, w), e[w]);
+  }
+}
+
+// Randomized evaluation domain for any number of trials: each slot is a
+// vector of W field elements, rank k's input i reads the drawn vectors
 // (input-major, matrix/postcondition.h Evaluator).
-struct LinearDomain {
+struct RandomCheck {
   using Value = std::vector<Elem>;
   const Field& f;
   const Postcondition& pc;
+  const Plan& plan;
+  const Evaluator& expected;
   uint32_t W;
-  const std::vector<Elem>& x;
 
   Value undefined() { return {}; }
   Value input(Rank k, uint32_t i) {
     const size_t g = pc.input_offset[k] + i;
+    const std::vector<Elem>& x = expected.inputs();
     return Value(x.begin() + static_cast<ptrdiff_t>(g * W), x.begin() + static_cast<ptrdiff_t>((g + 1) * W));
   }
   Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
@@ -83,24 +106,91 @@ struct LinearDomain {
     }
     return acc;
   }
-};
-
-struct RandomCheck : LinearDomain {
-  const Plan& plan;
-  const Evaluator& expected;
-  std::vector<Elem> e = std::vector<Elem>(W);
   void on_end(Rank k, const std::vector<Value>& slots) {
-    const Program& prog = plan.ranks[k];
-    for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
-      expected.output(pc.output_col(k, j), e.data());
-      const Value& v = slots[prog.outputs[j]];
-      for (uint32_t w = 0; w < W; ++w)
-        if (v[w] != e[w])
-          algebra_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition gives {}",
-                       k, j, prog.outputs[j], w, v[w], e[w]);
-    }
+    check_random_outputs(plan, pc, expected, k, slots, [](const Value& v, uint32_t w) { return v[w]; });
   }
 };
+
+// The randomized check with up to kLanes trials: a slot's values on all
+// trials side by side in one fixed-size value, so the simulation allocates
+// nothing per slot or per combination, and the field's arithmetic
+// specialised by Arith. Lanes from W on stay 0.
+constexpr uint32_t kLanes = 8;
+
+template <class T>
+struct Lanes {
+  std::array<T, kLanes> v{};
+};
+
+// GF(2^8): addition is xor, a product one lookup in the 64 KiB table.
+struct Gf256Arith {
+  using T = uint8_t;
+  std::vector<uint8_t> table;  // table[c·256 + x] = c·x
+  explicit Gf256Arith(const Field& f) : table(256 * 256) {
+    for (Elem c = 0; c < 256; ++c)
+      for (Elem x = 0; x < 256; ++x) table[c * 256 + x] = static_cast<uint8_t>(f.mul(c, x));
+  }
+  void add(Lanes<T>& acc, const Lanes<T>& x, uint32_t) const {
+    for (uint32_t w = 0; w < kLanes; ++w) acc.v[w] ^= x.v[w];
+  }
+  void mul_add(Lanes<T>& acc, Elem c, const Lanes<T>& x, uint32_t) const {
+    const uint8_t* row = &table[static_cast<size_t>(c) * 256];
+    for (uint32_t w = 0; w < kLanes; ++w) acc.v[w] ^= row[x.v[w]];
+  }
+};
+
+// Any field, through its own operations.
+struct FieldArith {
+  using T = Elem;
+  const Field& f;
+  void add(Lanes<T>& acc, const Lanes<T>& x, uint32_t W) const {
+    for (uint32_t w = 0; w < W; ++w) acc.v[w] = f.add(acc.v[w], x.v[w]);
+  }
+  void mul_add(Lanes<T>& acc, Elem c, const Lanes<T>& x, uint32_t W) const {
+    for (uint32_t w = 0; w < W; ++w)
+      if (x.v[w]) acc.v[w] = f.add(acc.v[w], f.mul(c, x.v[w]));
+  }
+};
+
+template <class Arith>
+struct PackedRandomCheck {
+  using T = typename Arith::T;
+  using Value = Lanes<T>;
+  const Arith& ar;
+  const Postcondition& pc;
+  const Plan& plan;
+  const RandomizedInputs& in;
+  uint32_t W;
+
+  Value undefined() { return {}; }
+  Value input(Rank k, uint32_t i) {
+    const uint32_t g = pc.input_offset[k] + i;
+    Value v;
+    const Elem* x = &in.expected->inputs()[static_cast<size_t>(g) * W];
+    for (uint32_t w = 0; w < W; ++w) v.v[w] = static_cast<T>(x[w]);
+    return v;
+  }
+  Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
+    Value acc;
+    for (const Term& t : terms) {
+      if (t.coeff == 0) continue;
+      if (t.coeff == 1)
+        ar.add(acc, slots[t.slot], W);
+      else
+        ar.mul_add(acc, t.coeff, slots[t.slot], W);
+    }
+    return acc;
+  }
+  void on_end(Rank k, const std::vector<Value>& slots) {
+    check_random_outputs(plan, pc, *in.expected, k, slots, [](const Value& v, uint32_t w) { return Elem{v.v[w]}; });
+  }
+};
+
+template <class Arith>
+void check_packed(const Plan& plan, const Postcondition& pc, const Arith& ar, const RandomizedInputs& in) {
+  PackedRandomCheck<Arith> dom{ar, pc, plan, in, in.trials};
+  simulate(plan, dom);
+}
 
 // Exact evaluation domain: each slot is its coefficient vector over all
 // inputs, held sparse (the non-zero (input, coefficient) pairs in input
@@ -209,11 +299,43 @@ constexpr uint64_t kAutoExactBudget = uint64_t{1} << 28;
 // An exact check asked for by name: bounded only so that it ends.
 constexpr uint64_t kExactBudget = uint64_t{1} << 32;
 
+// Auto for a coded plan: exact while the coefficient vectors of all slots
+// of all ranks fit 2^25 cells.
+bool auto_exact_coded(uint64_t max_slots, uint64_t ranks, uint64_t inputs) {
+  return max_slots * ranks * inputs <= kAutoExactCells;
+}
+
+RandomizedInputs randomized_inputs(const Field& f, const Postcondition& pc, const VerifyOptions& opt) {
+  const double bits = std::log2(static_cast<double>(f.size()));
+  RandomizedInputs in;
+  in.trials = opt.trials ? opt.trials : static_cast<uint32_t>(std::ceil(40.0 / bits));
+  in.seed = opt.seed;
+  const uint32_t W = in.trials;
+  SplitMix64 rng(opt.seed);
+  // Input-major (the evaluator's layout), drawn trial by trial so that a
+  // seed gives the same vectors as it always has.
+  std::vector<Elem> x(static_cast<size_t>(W) * pc.num_inputs());
+  for (uint32_t w = 0; w < W; ++w)
+    for (size_t g = 0; g < pc.num_inputs(); ++g) x[g * W + w] = rng.uniform(f);
+  in.expected = std::make_shared<const Evaluator>(f, pc, std::move(x), W);
+  return in;
+}
+
 }  // namespace
+
+bool may_verify_exactly(const Postcondition& pc, uint64_t ranks, const VerifyOptions& opt) {
+  if (opt.mode != VerifyMode::Auto) return opt.mode == VerifyMode::Exact;
+  return !pc.dense || auto_exact_coded(1, ranks, pc.num_inputs());
+}
 
 VerifyReport verify(const Plan& plan, const VerifyOptions& opt) { return verify(plan, checked_postcondition(plan), opt); }
 
 VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptions& opt) {
+  RandomizedInputs drawn;
+  return verify(plan, pc, opt, &drawn);
+}
+
+VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptions& opt, RandomizedInputs* drawn) {
   ir::verify_structure(plan, pc.inputs_per_rank, pc.outputs_per_rank);
   const Field& f = plan.spec.field;
   VerifyReport rep;
@@ -224,7 +346,7 @@ VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptio
     if (pc.dense) {
       uint64_t max_slots = 0;
       for (const Program& p : plan.ranks) max_slots = std::max<uint64_t>(max_slots, p.num_slots);
-      exact = max_slots * plan.ranks.size() * pc.num_inputs() <= kAutoExactCells;
+      exact = auto_exact_coded(max_slots, plan.ranks.size(), pc.num_inputs());
     } else {
       exact = pc.nonzeros() <= kAutoExactNonzeros;
       budget = kAutoExactBudget;
@@ -244,20 +366,22 @@ VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptio
       rep.mode = VerifyMode::Randomized;  // auto: too large to prove term by term
     }
   }
+  if (drawn->trials == 0) *drawn = randomized_inputs(f, pc, opt);
+  const RandomizedInputs& in = *drawn;
+  COLLPLAN_ASSERT(in.seed == opt.seed && (!opt.trials || in.trials == opt.trials),
+                  "verify: random inputs drawn for other options");
   const double bits = std::log2(static_cast<double>(f.size()));
-  rep.trials = opt.trials ? opt.trials : static_cast<uint32_t>(std::ceil(40.0 / bits));
-  rep.seed = opt.seed;
+  rep.trials = in.trials;
+  rep.seed = in.seed;
   rep.error_log2 = -bits * rep.trials;
-  const uint32_t W = rep.trials;
-  SplitMix64 rng(opt.seed);
-  // Input-major (the evaluator's layout), drawn lane-major so that a seed
-  // gives the same trials as it always has.
-  std::vector<Elem> x(static_cast<size_t>(W) * pc.num_inputs());
-  for (uint32_t w = 0; w < W; ++w)
-    for (size_t g = 0; g < pc.num_inputs(); ++g) x[g * W + w] = rng.uniform(f);
-  const Evaluator expected(f, pc, x, W);
-  RandomCheck dom{{f, pc, W, x}, plan, expected};
-  simulate(plan, dom);
+  if (rep.trials <= kLanes && f.kind() == FieldKind::GF2m && f.m() == 8) {
+    check_packed(plan, pc, Gf256Arith(f), in);
+  } else if (rep.trials <= kLanes) {
+    check_packed(plan, pc, FieldArith{f}, in);
+  } else {
+    RandomCheck dom{f, pc, plan, *in.expected, rep.trials};
+    simulate(plan, dom);
+  }
   return rep;
 }
 

@@ -10,6 +10,7 @@
 #include "passes/alloc_slots.h"
 #include "passes/drop_zeros.h"
 #include "passes/verify_order.h"
+#include "passes/verify_random.h"
 #include "support/error.h"
 #include "support/progress.h"
 #include "support/limits.h"
@@ -92,7 +93,7 @@ namespace {
 // broadcast) times ⌈log2 K⌉, the most any of the redundant schedules
 // (circulant, dissemination) re-sends it; a chain's C2 counts its K steps,
 // not what one rank holds. The coded operations are bounded by their
-// postcondition (K·n <= 8192) and counted as K·C2.
+// postcondition (encode: K·n <= 16384) and counted as K·C2.
 uint64_t plan_elements(const Spec& s, const gen::PostalSplitCost& e) {
   const uint64_t R = num_ranks(s), n = s.blocks, by_c2 = mul_sat(R, e.C2);
   uint64_t total = 0;
@@ -183,12 +184,19 @@ CompileResult finish_plan(ir::Plan plan, const std::string& made_by, const Compi
   CompileResult res;
   res.plan = std::move(plan);
   const Spec& spec = res.plan.spec;
-  const Postcondition pc = postcondition(spec);
+  Postcondition pc = postcondition(spec);
+  // The randomized check's vectors and their images, drawn at its first
+  // run and shared by every stage's verification. After that the map is
+  // needed only for an exact check; when none can follow it is released
+  // (an encode's is its K×K matrix, 1 GiB at K = 16384, beside the plan).
+  passes::RandomizedInputs drawn;
   auto checked = [&](const std::string& stage) {
     auto t1 = std::chrono::steady_clock::now();
     const progress::Stage progress_stage("verify after " + stage);
     try {
-      res.verify = verify(res.plan, pc, opt.verify);
+      res.verify = verify(res.plan, pc, opt.verify, &drawn);
+      if (drawn.trials != 0 && !pc.map.a.empty() && !may_verify_exactly(pc, res.plan.ranks.size(), opt.verify))
+        pc.map = Matrix{};
       // Prefix plans promise to work for any associative operator, so every
       // stage must also keep operand order.
       if (spec.op == OpKind::Prefix) verify_order(res.plan);

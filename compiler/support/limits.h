@@ -17,8 +17,9 @@
 //   coded postcondition           (rows·n)·(cols·n) <= kMaxPostconditionEntries = 2^26
 //                                 (below; used by matrix/postcondition.h): encode and
 //                                 decentralized-encode are checked against the dense
-//                                 map M ⊗ I_n, 4-byte elements = 256 MiB; for encode
-//                                 K·n <= 8192
+//                                 map M ⊗ I_n, 4-byte elements = 256 MiB; encode
+//                                 has its own, (K·n)^2 <= 2^28 = 1 GiB, K·n <= 16384
+//                                 (kMaxEncodeMapEntries, ir/spec.cpp)
 //   uncoded postcondition         inputs, outputs <= kMaxPostconditionIO = 2^31 over
 //                                 all ranks (below): a function of the spec, not a
 //                                 map; the plan's own size limit usually binds first
@@ -49,8 +50,8 @@ inline constexpr uint64_t kMaxPlanElements = uint64_t{1} << 26;
 
 // The coded postcondition map (matrix/postcondition.h) is dense: specs whose
 // map would have more entries are refused rather than allocated. A coded map
-// (encode, decentralized-encode) holds field elements: 2^26 entries =
-// 256 MiB; for encode K·n <= 8192.
+// (decentralized-encode, repair, decode) holds field elements: 2^26
+// entries = 256 MiB. Encode's limit is 2^28 (ir/spec.cpp).
 inline constexpr uint64_t kMaxPostconditionEntries = uint64_t{1} << 26;
 // The operations without a matrix have postconditions that are functions of
 // the spec (sums of unit-coefficient blocks), evaluated in O(inputs +

@@ -138,8 +138,8 @@ TEST_CASE("bad input: every row exits 1 or 2 with the message and the one error 
       {"bound --K 8 --p 0", 2, "p = 0"},
       {"bound --K 8 --lambda 2000", 2, "lambda = 2000"},
       // ---- size limits, checked before anything is allocated ----
-      {"compile --op encode --K 100000" + o, 2, "(K*n)^2 = 10000000000 coefficients, over the 2^26"},
-      {"compile --op encode --K 8193" + o, 2, "use K*n <= 8192"},
+      {"compile --op encode --K 100000" + o, 2, "(K*n)^2 = 10000000000 coefficients, over the 2^28"},
+      {"compile --op encode --K 16385" + o, 2, "use K*n <= 16384"},
       {"compile --op encode --K 64 --blocks 1000000" + o, 2, "K = 64, blocks = 1000000"},
       {"compile --op broadcast --K 1000 --blocks 1000000" + o, 2, "over the 268435456 collplan checks"},
       {"compile --op allgather --K 3000" + o, 2, "over the 268435456 collplan checks"},
