@@ -203,9 +203,9 @@ void add_compile_command(CLI::App& app, CommandList& cmds) {
                     "print every candidate generator with C1, C2, modeled time and applicability, and why the winner "
                     "won");
   compile->add_option("--rank", f->rank,
-                      "compile only this rank's program, without the other ranks' (circulant generators; K up to "
-                      "2^31 for broadcast, reduce, allreduce), into a rank-local file (-o); its structure is checked, "
-                      "the whole-plan postcondition is not");
+                      "compile only this rank's program, without the other ranks' (the generators `collplan list` "
+                      "marks; K up to 2^31 for broadcast, reduce, allreduce and prefix without counts), into a "
+                      "rank-local file (-o); its structure is checked, the whole-plan postcondition is not");
   add_cost_model_options(compile, f->costing);
   add_format_option(compile, f->format);
   compile->footer("Examples:\n"

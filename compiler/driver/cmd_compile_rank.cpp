@@ -1,8 +1,10 @@
 // `collplan compile ... --rank R -o FILE`: rank R's program compiled alone
 // (GeneratorInfo::build_rank), never building the other ranks', written as a
 // rank-local file (ir/binary.h). What a device or an MPI process of a huge
-// job runs to get its own part: O(q³ + the program's size) for the circulant
-// broadcast and reduce, with K up to 2^31.
+// job runs to get its own part: O(program size + log K) for the
+// broadcasts, reduces, the latency-optimal allreduces and prefix (K up to
+// 2^31), O(K) for the gathers and reduce-scatters, whose one rank holds K
+// ranks' elements.
 //
 // Checked here: the rank's structure (passes::verify_rank_structure) after
 // the generator and after every pass, as the whole-plan pipeline verifies

@@ -95,8 +95,8 @@ ir::Program allgatherv_rank(const ir::Plan& ctx, const AllgathervShape& sh, uint
 
 ir::Plan circulant_allgatherv(const Spec& spec) {
   const AllgathervShape sh = allgatherv_shape(spec);
-  return circulant_whole_plan(spec, spec.blocks - 1 + sh.c.q(),
-                              [&](const ir::Plan& ctx, uint32_t r) { return allgatherv_rank(ctx, sh, r); });
+  return whole_plan_by_rank(spec, spec.blocks - 1 + sh.c.q(),
+                            [&](const ir::Plan& ctx, uint32_t r) { return allgatherv_rank(ctx, sh, r); });
 }
 
 ir::RankPlan circulant_allgatherv_local(const Spec& spec, uint32_t rank) {
@@ -108,8 +108,8 @@ ir::RankPlan circulant_allgatherv_local(const Spec& spec, uint32_t rank) {
                "is as large as K",
                spec.K, kMaxPlanRanks);
   const AllgathervShape sh = allgatherv_shape(spec);
-  return circulant_rank_plan(spec, spec.blocks - 1 + sh.c.q(), rank,
-                             [&](const ir::Plan& ctx, uint32_t r) { return allgatherv_rank(ctx, sh, r); });
+  return one_rank_plan(spec, spec.blocks - 1 + sh.c.q(), rank,
+                       [&](const ir::Plan& ctx, uint32_t r) { return allgatherv_rank(ctx, sh, r); });
 }
 
 PostalSplitCost circulant_allgatherv_cost(const Spec& spec) {

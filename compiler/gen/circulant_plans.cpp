@@ -29,24 +29,6 @@ std::string circulant_why_not(const Spec& spec) {
   return {};
 }
 
-ir::Plan circulant_whole_plan(const Spec& spec, uint32_t num_steps, const CirculantRankBuilder& build) {
-  ir::Plan plan = ir::make_plan(spec, num_steps);
-  const ir::Plan ctx = ir::plan_context(spec, num_steps);
-  for (uint32_t r = 0; r < spec.K; ++r) plan.ranks[r] = build(ctx, r);
-  return plan;
-}
-
-ir::RankPlan circulant_rank_plan(const Spec& spec, uint32_t num_steps, uint32_t rank,
-                                 const CirculantRankBuilder& build) {
-  if (rank >= spec.K)
-    user_error("rank {} is not a processor of this spec (K = {}, valid ranks 0..{})", rank, spec.K, spec.K - 1);
-  ir::RankPlan rp;
-  rp.spec = spec;
-  rp.num_steps = num_steps;
-  rp.program = build(ir::plan_context(spec, num_steps), rank);
-  return rp;
-}
-
 namespace {
 uint32_t circulant_steps(const Spec& spec, const CirculantAlgorithm& alg, const Circulant& c) {
   return (alg.pipelined ? spec.blocks - 1 : 0) + c.q();
@@ -56,15 +38,15 @@ uint32_t circulant_steps(const Spec& spec, const CirculantAlgorithm& alg, const 
 ir::Plan circulant_whole_plan(const Spec& spec, const CirculantAlgorithm& alg) {
   validate_circulant_spec(spec, alg.op, alg.name);
   const Circulant c(spec.K);
-  return circulant_whole_plan(spec, circulant_steps(spec, alg, c),
-                              [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, c, r); });
+  return whole_plan_by_rank(spec, circulant_steps(spec, alg, c),
+                            [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, c, r); });
 }
 
 ir::RankPlan circulant_rank_plan(const Spec& spec, const CirculantAlgorithm& alg, uint32_t rank, uint32_t max_ranks) {
   validate_circulant_spec(spec, alg.op, alg.name, max_ranks);
   const Circulant c(spec.K);
-  return circulant_rank_plan(spec, circulant_steps(spec, alg, c), rank,
-                             [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, c, r); });
+  return one_rank_plan(spec, circulant_steps(spec, alg, c), rank,
+                       [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, c, r); });
 }
 
 namespace {

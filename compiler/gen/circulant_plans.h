@@ -23,6 +23,7 @@
 
 #include "gen/circulant.h"
 #include "gen/postal_encode.h"
+#include "gen/rank_local.h"
 #include "ir/plan.h"
 
 namespace collplan::gen {
@@ -34,11 +35,12 @@ void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator,
 // ─── Rank-local compile ─────────────────────────────────────────────────────
 //
 // Every circulant generator states its algorithm once, as a per-rank
-// builder: rank r's program from r's own schedule (Circulant::schedule,
-// O(q³)) and the spec, never from another rank's program. The whole plan
-// calls it for r = 0..K−1; `<generator>_local(spec, r)` calls it for r alone
-// (the registry's build_rank hook, `collplan compile --rank`), so its program
-// equals ranks[r] of the whole plan by construction. Costs of one rank:
+// builder (gen/rank_local.h): rank r's program from r's own schedule
+// (Circulant::schedule, O(q³)) and the spec, never from another rank's
+// program. The whole plan calls it for r = 0..K−1; `<generator>_local(spec,
+// r)` calls it for r alone (the registry's build_rank hook, `collplan
+// compile --rank`), so its program equals ranks[r] of the whole plan by
+// construction. Costs of one rank:
 //   broadcast, reduce   O(q³ + n + q) — K up to kMaxRankLocalRanks (2^31)
 //   allreduce           O(q·n)        — K up to kMaxRankLocalRanks
 //   allgather           O(K·n)        — its K·n outputs: K <= kMaxPlanRanks
@@ -47,15 +49,6 @@ void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator,
 //                       (the whole-p table, gen/circulant_check.h); K <=
 //                       kMaxPlanRanks (Σcounts outputs per rank)
 // A `_local` call is a UserError for rank >= K, or K over its limit.
-
-// `build(ctx, r)` is rank r's program; ctx has the plan's spec and step
-// count and no programs (ir::plan_context).
-using CirculantRankBuilder = std::function<ir::Program(const ir::Plan& ctx, uint32_t rank)>;
-// The whole plan: build(ctx, r) for every rank.
-ir::Plan circulant_whole_plan(const Spec& spec, uint32_t num_steps, const CirculantRankBuilder& build);
-// Rank `rank` alone (UserError naming the valid ranks when rank >= K).
-ir::RankPlan circulant_rank_plan(const Spec& spec, uint32_t num_steps, uint32_t rank,
-                                 const CirculantRankBuilder& build);
 
 // A generator whose ranks need only their own schedule (all but
 // allgatherv): its operation and name, its step count (n − 1 + q when the n

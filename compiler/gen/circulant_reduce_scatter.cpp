@@ -16,9 +16,18 @@
 
 namespace collplan::gen {
 
-ir::Plan circulant_reduce_scatter(const Spec& spec) {
-  validate_dissemination_spec(spec, {OpKind::ReduceScatter}, "circulant-reduce-scatter", true);
-  return reduce_scatter_plan(spec, circulant_rounds(spec.K));
+namespace {
+
+// A rank holds K·n inputs: the whole-plan limit on K stays.
+const DisseminationAlgorithm kCirculantReduceScatter{
+    "circulant-reduce-scatter", {OpKind::ReduceScatter}, true, 1, kMaxPlanRanks, reduce_scatter_rank};
+
+}  // namespace
+
+ir::Plan circulant_reduce_scatter(const Spec& spec) { return dissemination_whole_plan(spec, kCirculantReduceScatter); }
+
+ir::RankPlan circulant_reduce_scatter_local(const Spec& spec, uint32_t rank) {
+  return dissemination_rank_plan(spec, kCirculantReduceScatter, rank);
 }
 
 PostalSplitCost circulant_reduce_scatter_cost(const Spec& spec) {

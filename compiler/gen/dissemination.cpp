@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "gen/circulant.h"
+#include "gen/rank_local.h"
 #include "support/error.h"
 
 namespace collplan::gen {
@@ -54,9 +55,10 @@ std::vector<uint32_t> dissemination_allreduce_coverage(uint32_t K, uint32_t p) {
   return L;
 }
 
-void validate_dissemination_spec(const Spec& spec, std::initializer_list<OpKind> ops, const char* generator,
-                                 bool circulant) {
-  validate_spec_basics(spec);
+void validate_dissemination_spec(const Spec& spec, const std::vector<OpKind>& ops, const char* generator,
+                                 bool circulant, uint32_t rank_local_max) {
+  if (rank_local_max == 0) validate_spec_basics(spec);
+  else validate_spec_ranges(spec, rank_local_max);
   if (std::find(ops.begin(), ops.end(), spec.op) == ops.end()) {
     std::string names;
     for (OpKind op : ops) names += fmt::format("{}'{}'", names.empty() ? "" : " or ", op_name(op));
@@ -155,21 +157,48 @@ uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std:
   return last;
 }
 
-ir::Plan reduce_scatter_plan(const Spec& spec, const std::vector<DisseminationRound>& rounds) {
+ir::Program reduce_scatter_rank(const ir::Plan& ctx, const std::vector<DisseminationRound>& rounds, uint32_t r) {
   using namespace ir;
-  const uint32_t K = spec.K, n = spec.blocks;
-  Plan plan = make_plan(spec, static_cast<uint32_t>(rounds.size()) * spec.lambda);
-  for (uint32_t r = 0; r < K; ++r) {
-    Program& prog = plan.ranks[r];
-    prog.num_slots = K * n;
-    for (SlotId s = 0; s < K * n; ++s) prog.inputs.push_back(s);
-    PositionSlots partial(K);
-    for (uint32_t j = 0; j < K; ++j)
-      for (uint32_t b = 0; b < n; ++b) partial[j].push_back(((r + j) % K) * n + b);
-    reduce_scatter_phase(plan, prog, rounds, 1, partial);
-    prog.outputs = partial[0];
-  }
-  return plan;
+  const uint32_t K = ctx.spec.K, n = ctx.spec.blocks;
+  Program prog;
+  prog.rank = r;
+  prog.num_slots = K * n;
+  for (SlotId s = 0; s < K * n; ++s) prog.inputs.push_back(s);
+  PositionSlots partial(K);
+  for (uint32_t j = 0; j < K; ++j)
+    for (uint32_t b = 0; b < n; ++b) partial[j].push_back(static_cast<SlotId>((uint64_t{r} + j) % K) * n + b);
+  reduce_scatter_phase(ctx, prog, rounds, 1, partial);
+  prog.outputs = partial[0];
+  return prog;
+}
+
+namespace {
+
+struct DisseminationShape {
+  std::vector<DisseminationRound> rounds;
+  uint32_t steps = 0;
+};
+
+DisseminationShape dissemination_shape(const Spec& spec, const DisseminationAlgorithm& alg, uint32_t rank_local_max) {
+  validate_dissemination_spec(spec, alg.ops, alg.name, alg.circulant, rank_local_max);
+  DisseminationShape sh;
+  sh.rounds = alg.circulant ? circulant_rounds(spec.K) : dissemination_rounds(spec.K, spec.p);
+  sh.steps = alg.phases * static_cast<uint32_t>(sh.rounds.size()) * spec.lambda;
+  return sh;
+}
+
+}  // namespace
+
+ir::Plan dissemination_whole_plan(const Spec& spec, const DisseminationAlgorithm& alg) {
+  const DisseminationShape sh = dissemination_shape(spec, alg, 0);
+  return whole_plan_by_rank(spec, sh.steps,
+                            [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, sh.rounds, r); });
+}
+
+ir::RankPlan dissemination_rank_plan(const Spec& spec, const DisseminationAlgorithm& alg, uint32_t rank) {
+  const DisseminationShape sh = dissemination_shape(spec, alg, alg.rank_local_max);
+  return one_rank_plan(spec, sh.steps, rank,
+                       [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, sh.rounds, r); });
 }
 
 uint64_t phase_C2(uint32_t K, const std::vector<DisseminationRound>& rounds,

@@ -75,6 +75,23 @@ ir::Plan circulant_reduce_scatter(const Spec& spec);
 ir::Plan dissemination_allreduce(const Spec& spec);
 ir::Plan reduce_scatter_allgather(const Spec& spec);
 
+// Rank `rank`'s program alone (the registry's build_rank hook, `collplan
+// compile --rank`), equal to ranks[rank] of the whole plan: every generator
+// here is a per-rank builder (gen/dissemination_build.h). Cost of one rank
+// and the most ranks K of a rank-local compile:
+//   allgather, allgatherv     O(K + Σ elements gathered)  K <= kMaxPlanRanks
+//                             (all K ranks' elements are its outputs)
+//   the two reduce-scatters   O(K·n), its inputs           K <= kMaxPlanRanks
+//   dissemination-allreduce   O(p·n·log K)                 K <= kMaxRankLocalRanks
+//   reduce-scatter-allgather  O(K + n + p·log K)           K <= kMaxPlanRanks
+//                             (positions are walked, even empty chunks)
+// UserError for rank >= K, K over the limit or a spec the generator refuses.
+ir::RankPlan dissemination_allgather_local(const Spec& spec, uint32_t rank);
+ir::RankPlan dissemination_reduce_scatter_local(const Spec& spec, uint32_t rank);
+ir::RankPlan circulant_reduce_scatter_local(const Spec& spec, uint32_t rank);
+ir::RankPlan dissemination_allreduce_local(const Spec& spec, uint32_t rank);
+ir::RankPlan reduce_scatter_allgather_local(const Spec& spec, uint32_t rank);
+
 // Their costs without building the plans (exact: C1 and C2 of the plan).
 PostalSplitCost dissemination_allgather_cost(const Spec& spec);
 PostalSplitCost dissemination_reduce_scatter_cost(const Spec& spec);

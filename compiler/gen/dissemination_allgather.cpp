@@ -28,25 +28,39 @@ uint32_t position_size(const Spec& s, uint32_t a) { return s.op == OpKind::Allga
 
 }  // namespace
 
-ir::Plan dissemination_allgather(const Spec& spec) {
+namespace {
+
+// Rank r's program: its own elements in place, the others' gathered over
+// the rounds, outputs in absolute rank order. O(K + elements gathered).
+ir::Program allgather_rank(const ir::Plan& ctx, const std::vector<DisseminationRound>& rounds, uint32_t r) {
   using namespace ir;
-  validate_dissemination_spec(spec, {OpKind::Allgather, OpKind::Allgatherv}, "dissemination-allgather");
+  const Spec& spec = ctx.spec;
   const uint32_t K = spec.K;
-  const auto rounds = dissemination_rounds(K, spec.p);
-  Plan plan = make_plan(spec, static_cast<uint32_t>(rounds.size()) * spec.lambda);
   auto size = [&](uint32_t a) { return position_size(spec, a); };
-  for (uint32_t r = 0; r < K; ++r) {
-    Program& prog = plan.ranks[r];
-    PositionSlots pos(K);
-    for (uint32_t e = 0; e < size(r); ++e) pos[0].push_back(prog.new_slot());
-    prog.inputs = pos[0];
-    allgather_phase(plan, prog, rounds, 1, pos, size);
-    for (uint32_t a = 0; a < K; ++a) {
-      const auto& slots = pos[(a + K - r) % K];
-      prog.outputs.insert(prog.outputs.end(), slots.begin(), slots.end());
-    }
+  Program prog;
+  prog.rank = r;
+  PositionSlots pos(K);
+  for (uint32_t e = 0; e < size(r); ++e) pos[0].push_back(prog.new_slot());
+  prog.inputs = pos[0];
+  allgather_phase(ctx, prog, rounds, 1, pos, size);
+  for (uint32_t a = 0; a < K; ++a) {
+    const auto& slots = pos[(uint64_t{a} + K - r) % K];
+    prog.outputs.insert(prog.outputs.end(), slots.begin(), slots.end());
   }
-  return plan;
+  return prog;
+}
+
+// Every rank's program lists all K ranks' elements as outputs: one rank is
+// as large as K, so a rank-local compile keeps the whole-plan limit on K.
+const DisseminationAlgorithm kAllgather{
+    "dissemination-allgather", {OpKind::Allgather, OpKind::Allgatherv}, false, 1, kMaxPlanRanks, allgather_rank};
+
+}  // namespace
+
+ir::Plan dissemination_allgather(const Spec& spec) { return dissemination_whole_plan(spec, kAllgather); }
+
+ir::RankPlan dissemination_allgather_local(const Spec& spec, uint32_t rank) {
+  return dissemination_rank_plan(spec, kAllgather, rank);
 }
 
 PostalSplitCost dissemination_allgather_cost(const Spec& spec) {

@@ -11,10 +11,13 @@
 
 namespace collplan::gen {
 
-// UserError unless spec.op is one of `ops`, the basics hold
-// (validate_spec_basics) and, when `circulant`, p = 1 and λ = 1.
-void validate_dissemination_spec(const Spec& spec, std::initializer_list<OpKind> ops, const char* generator,
-                                 bool circulant = false);
+// UserError unless spec.op is one of `ops`, the basics hold and, when
+// `circulant`, p = 1 and λ = 1. rank_local_max = 0: a whole plan
+// (validate_spec_basics, with the dense postcondition's limit); else a
+// rank-local compile of K <= rank_local_max (validate_spec_ranges: no map is
+// built for one rank).
+void validate_dissemination_spec(const Spec& spec, const std::vector<OpKind>& ops, const char* generator,
+                                 bool circulant = false, uint32_t rank_local_max = 0);
 // "" when a dissemination generator for `ops` can compute spec, else why.
 std::string dissemination_why_not(const Spec& spec, bool circulant);
 
@@ -38,10 +41,27 @@ uint32_t allgather_phase(const ir::Plan& ctx, ir::Program& prog, const std::vect
 uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<DisseminationRound>& rounds,
                               uint32_t first_step, PositionSlots& partial);
 
-// A whole reduce-scatter plan over `rounds` (spec checked by the caller):
-// rank r's inputs are its K·n blocks, block b for rank a in slot a·n + b,
-// and its outputs the n sums of position 0.
-ir::Plan reduce_scatter_plan(const Spec& spec, const std::vector<DisseminationRound>& rounds);
+// Rank r's program of a reduce-scatter over `rounds`: its inputs are its
+// K·n blocks, block b for rank a in slot a·n + b, and its outputs the n sums
+// of position 0. O(K·n), its inputs.
+ir::Program reduce_scatter_rank(const ir::Plan& ctx, const std::vector<DisseminationRound>& rounds, uint32_t r);
+
+// A generator over dissemination rounds as a per-rank builder
+// (gen/rank_local.h): the whole plan and a rank compiled alone both come
+// from `rank`, so they cannot diverge. Computing the rounds is O(log K); the
+// rest is the builder's.
+struct DisseminationAlgorithm {
+  const char* name;
+  std::vector<OpKind> ops;  // the operations it computes
+  bool circulant;           // Träff's rounds (p = 1, λ = 1), else the (p+1)-ary ones
+  uint32_t phases;          // passes over the rounds (2: reduce-scatter, then allgather)
+  uint32_t rank_local_max;  // the most ranks of a rank-local compile
+  ir::Program (*rank)(const ir::Plan& ctx, const std::vector<DisseminationRound>& rounds, uint32_t r);
+};
+// The spec checked and the whole plan built.
+ir::Plan dissemination_whole_plan(const Spec& spec, const DisseminationAlgorithm& alg);
+// The spec checked against alg.rank_local_max and rank `rank` built alone.
+ir::RankPlan dissemination_rank_plan(const Spec& spec, const DisseminationAlgorithm& alg, uint32_t rank);
 
 // C2 of one phase over `rounds` when position a (absolute) has size(a)
 // elements: Σ_rounds max over ranks and pieces of the piece's elements.

@@ -18,9 +18,19 @@
 
 namespace collplan::gen {
 
-ir::Plan dissemination_reduce_scatter(const Spec& spec) {
-  validate_dissemination_spec(spec, {OpKind::ReduceScatter}, "dissemination-reduce-scatter");
-  return reduce_scatter_plan(spec, dissemination_rounds(spec.K, spec.p));
+namespace {
+
+// A rank holds K·n inputs (K·n <= 2^24, validate_spec_ranges): the
+// whole-plan limit on K stays.
+const DisseminationAlgorithm kReduceScatter{
+    "dissemination-reduce-scatter", {OpKind::ReduceScatter}, false, 1, kMaxPlanRanks, reduce_scatter_rank};
+
+}  // namespace
+
+ir::Plan dissemination_reduce_scatter(const Spec& spec) { return dissemination_whole_plan(spec, kReduceScatter); }
+
+ir::RankPlan dissemination_reduce_scatter_local(const Spec& spec, uint32_t rank) {
+  return dissemination_rank_plan(spec, kReduceScatter, rank);
 }
 
 PostalSplitCost dissemination_reduce_scatter_cost(const Spec& spec) {

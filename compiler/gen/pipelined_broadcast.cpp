@@ -14,51 +14,56 @@
 // sent: the union of the intervals [1 + dλ, n + dλ], d < D).
 // With λ = 1: C1 = C2 = n + D − 1, against n·⌈log_{p+1} K⌉ for the tree.
 #include "gen/trees.h"
+
+#include "gen/rank_local.h"
 #include "support/error.h"
 
 namespace collplan::gen {
 
-ir::Plan pipelined_broadcast(const Spec& spec) {
+namespace {
+
+// Relative rank x = (r − root) mod K at depth d: block k arrives from the
+// parent (x−1)/p, port (x−1) mod p, in step k + dλ and goes on to the
+// children p·x+ρ in step k + 1 + dλ. O(p·n + log K).
+ir::Program pipelined_broadcast_rank(const ir::Plan& ctx, uint32_t r) {
   using namespace ir;
-  validate_spec_ranges(spec);  // the checker limits the dense map, not the generator
-  if (spec.op != OpKind::Broadcast)
-    user_error("the pipelined broadcast generator computes 'broadcast', not '{}'", op_name(spec.op));
-  const uint32_t K = spec.K, p = spec.p, lam = spec.lambda, n = spec.blocks;
-  const uint32_t D = pary_depth(K, p);
-  auto rank_of = [&](uint64_t x) { return static_cast<Rank>((x + spec.root) % K); };
-  Plan plan = make_plan(spec, n - 1 + D * lam);
-  std::vector<std::vector<SlotId>> held(K);
-  std::vector<uint32_t> depth(K, 0);
-  {
-    Program& root = plan.ranks[spec.root];
-    for (uint32_t i = 0; i < n; ++i) root.inputs.push_back(root.new_slot());
-    held[0] = root.inputs;
-  }
-  for (uint64_t x = 1; x < K; ++x) {
-    Program& prog = plan.ranks[rank_of(x)];
-    for (uint32_t i = 0; i < n; ++i) held[x].push_back(prog.new_slot());
-    depth[x] = depth[(x - 1) / p] + 1;
-  }
-  // Steps must be appended in order per rank: walk the steps, and in each
-  // the nodes whose send or receive falls on it.
-  for (StepNo t = 1; t <= plan.num_steps; ++t) {
-    for (uint64_t x = 0; x < K; ++x) {
-      // x sends block k = t − 1 − depth·λ to its children.
-      const int64_t k = static_cast<int64_t>(t) - 1 - static_cast<int64_t>(depth[x]) * lam;
-      if (k < 0 || k >= n) continue;
-      for (uint32_t rho = 1; rho <= p; ++rho) {
-        const uint64_t c = p * x + rho;
-        if (c >= K) break;
-        Program& from = plan.ranks[rank_of(x)];
-        from.at_any(t).sends.push_back(make_send(plan, from, rho - 1, rank_of(c), {unit(held[x][k])}));
-        Program& to = plan.ranks[rank_of(c)];
-        const StepNo r = t + lam - 1;
-        to.at_any(r).recvs.push_back(make_recv(plan, to, r, rho - 1, rank_of(x), {held[c][k]}));
-      }
+  const Spec& spec = ctx.spec;
+  const TreePosition pos(spec, r);
+  const uint64_t K = spec.K, x = pos.x;
+  const uint32_t p = spec.p, lam = spec.lambda, n = spec.blocks;
+  const uint64_t d = heap_depth(x, p);
+  Program prog;
+  prog.rank = r;
+  std::vector<SlotId> held;
+  for (uint32_t i = 0; i < n; ++i) held.push_back(prog.new_slot());
+  if (x == 0) prog.inputs = held;
+  for (uint32_t k = 0; k < n; ++k) {
+    if (x > 0) {
+      const auto at = static_cast<StepNo>(k + d * lam);
+      prog.at(at).recvs.push_back(
+          make_recv(ctx, prog, at, static_cast<Port>((x - 1) % p), pos.rank_of((x - 1) / p), {held[k]}));
     }
+    const auto t = static_cast<StepNo>(k + 1 + d * lam);
+    for (uint32_t rho = 1; rho <= p && p * x + rho < K; ++rho)
+      prog.at(t).sends.push_back(make_send(ctx, prog, rho - 1, pos.rank_of(p * x + rho), {unit(held[k])}));
   }
-  for (uint64_t x = 0; x < K; ++x) plan.ranks[rank_of(x)].outputs = held[x];
-  return plan;
+  prog.outputs = held;
+  return prog;
+}
+
+constexpr TreeAlgorithm kPipelinedBroadcast{OpKind::Broadcast, "pipelined broadcast", false, pipelined_steps,
+                                            pipelined_broadcast_rank};
+
+}  // namespace
+
+uint64_t pipelined_steps(const Spec& spec) {
+  return spec.blocks - 1 + uint64_t{pary_depth(spec.K, spec.p)} * spec.lambda;
+}
+
+ir::Plan pipelined_broadcast(const Spec& spec) { return tree_whole_plan(spec, kPipelinedBroadcast); }
+
+ir::RankPlan pipelined_broadcast_local(const Spec& spec, uint32_t rank) {
+  return tree_rank_plan(spec, kPipelinedBroadcast, rank);
 }
 
 }  // namespace collplan::gen

@@ -55,11 +55,22 @@ std::vector<uint32_t> postal_W(const std::vector<uint64_t>& G, uint32_t p, uint3
 // for any associative, non-commutative operator; the exclusive scan is built
 // without subtraction. Exactly min{t : G(t) >= K} steps.
 ir::Plan postal_prefix(const Spec& spec);
+// Rank `rank`'s program of it alone (`collplan compile --rank`), equal to
+// ranks[rank] of the whole plan (both call one per-rank builder; which
+// neighbours sent a non-empty value follows from Lemma 3 and the counts'
+// prefix sums): O(p·m + items) for m steps. K up to kMaxRankLocalRanks for
+// Algorithm A, kMaxPlanRanks with counts (K numbers in the spec).
+// UserError for rank >= K.
+ir::RankPlan postal_prefix_local(const Spec& spec, uint32_t rank);
 
 // Broadcast of spec.blocks blocks from spec.root, one message of `blocks`
 // elements per send, along the postal spanning tree. Exactly
 // min{t : G(t) >= K} steps.
 ir::Plan postal_broadcast(const Spec& spec);
+// Rank `rank`'s program of it alone (`collplan compile --rank`), equal to
+// ranks[rank] of the whole plan (both call one per-rank builder): O(log K +
+// p·m) for m steps, K up to kMaxRankLocalRanks. UserError for rank >= K.
+ir::RankPlan postal_broadcast_local(const Spec& spec, uint32_t rank);
 
 // The paper's §4 split of n items over P ranks: the first n − P·⌊n/P⌋ ranks
 // hold ⌈n/P⌉ items, the others ⌊n/P⌋ (n = 75, P = 10: 8,8,8,8,8,7,7,7,7,7).

@@ -13,58 +13,77 @@
 // exactly m = min{t : G(t) >= K} steps, C2 = n·(number of send steps)
 // = n·(m−λ+1). For λ = 1 this is the classic (p+1)-ary doubling.
 #include "gen/postal.h"
+
+#include <algorithm>
+
+#include "gen/rank_local.h"
 #include "support/error.h"
 
 namespace collplan::gen {
 
-ir::Plan postal_broadcast(const Spec& spec) {
+namespace {
+
+// Relative rank x = (r − root) mod K. Reached in the step j with
+// G(j−1) <= x < G(j) (the root holds from the start), then a sender in
+// every later step with receivers left: O(log K + p·m), m the step count.
+ir::Program postal_broadcast_rank(const ir::Plan& ctx, const std::vector<uint64_t>& G, uint32_t r) {
   using namespace ir;
-  validate_spec_basics(spec);
+  const Spec& spec = ctx.spec;
+  const uint64_t K = spec.K;
+  const uint32_t p = spec.p, lam = spec.lambda, n = spec.blocks;
+  const uint32_t m = static_cast<uint32_t>(G.size() - 1);
+  const uint64_t x = (uint64_t{r} + K - spec.root) % K;
+  auto rank_of = [&](uint64_t y) { return static_cast<Rank>((y + spec.root) % K); };
+  Program prog;
+  prog.rank = r;
+  std::vector<SlotId> held;
+  uint32_t reached = 0;  // the step x holds the blocks after
+  if (x == 0) {
+    for (uint32_t b = 0; b < n; ++b) prog.inputs.push_back(prog.new_slot());
+    held = prog.inputs;
+  } else {
+    // G(j) = 1 below λ, so j >= λ here; W_{x,j}'s holder is on port t.
+    const uint32_t j = static_cast<uint32_t>(std::upper_bound(G.begin(), G.end(), x) - G.begin());
+    COLLPLAN_ASSERT(j <= m && j >= lam, "postal broadcast: a rank was not reached");
+    const std::vector<uint32_t> W = postal_W(G, p, lam, x, j);
+    const uint64_t t = (x - G[j - 1]) / G[j - lam];
+    COLLPLAN_ASSERT(t < W.size() && W[t] < G[j - lam], "postal broadcast: no holder in W");
+    for (uint32_t b = 0; b < n; ++b) held.push_back(prog.new_slot());
+    prog.at(j).recvs.push_back(make_recv(ctx, prog, j, static_cast<Port>(t), rank_of(W[t]), held));
+    reached = j;
+  }
+  for (uint32_t j = reached + 1; j <= m; ++j) {
+    const std::vector<uint32_t> U = postal_U(G, p, lam, K, x, j);
+    if (U.empty()) continue;
+    std::vector<Combo> payload;
+    for (SlotId s : held) payload.push_back(unit(s));
+    Step& st = prog.at(j);
+    for (uint32_t t = 0; t < U.size(); ++t) st.sends.push_back(make_send(ctx, prog, t, rank_of(U[t]), payload));
+  }
+  prog.outputs = held;
+  return prog;
+}
+
+std::vector<uint64_t> postal_broadcast_G(const Spec& spec, uint32_t rank_local_max) {
+  if (rank_local_max == 0) validate_spec_basics(spec);
+  else validate_spec_ranges(spec, rank_local_max);
   if (spec.op != OpKind::Broadcast)
     user_error("the postal broadcast generator computes 'broadcast', not '{}'", op_name(spec.op));
-  const uint32_t K = spec.K, p = spec.p, lam = spec.lambda, n = spec.blocks;
-  const std::vector<uint64_t> G = postal_G(p, lam, K);
-  const uint32_t m = static_cast<uint32_t>(G.size() - 1);
-  auto rank_of = [&](uint64_t x) { return static_cast<Rank>((x + spec.root) % K); };
+  return postal_G(spec.p, spec.lambda, spec.K);
+}
 
-  Plan plan = make_plan(spec, m);
-  // held[x]: slots holding the n blocks at relative rank x (empty = not yet).
-  std::vector<std::vector<SlotId>> held(K);
-  {
-    Program& root = plan.ranks[spec.root];
-    for (uint32_t b = 0; b < n; ++b) root.inputs.push_back(root.new_slot());
-    held[0] = root.inputs;
-  }
-  for (uint32_t j = 1; j <= m; ++j) {
-    // Sends of step j, by the holders after step j−1.
-    for (uint64_t x = 0; x < G[j - 1] && x < K; ++x) {
-      const std::vector<uint32_t> U = postal_U(G, p, lam, K, x, j);
-      if (U.empty()) continue;
-      Program& prog = plan.ranks[rank_of(x)];
-      Step& st = prog.at(j);
-      std::vector<Combo> payload;
-      for (SlotId s : held[x]) payload.push_back(unit(s));
-      for (uint32_t t = 0; t < U.size(); ++t) st.sends.push_back(make_send(plan, prog, t, rank_of(U[t]), payload));
-    }
-    if (j < lam) continue;
-    // Receives of step j: the new holders G(j−1) <= y < G(j).
-    for (uint64_t y = G[j - 1]; y < G[j] && y < K; ++y) {
-      const std::vector<uint32_t> W = postal_W(G, p, lam, y, j);
-      const uint64_t t = (y - G[j - 1]) / G[j - lam];
-      COLLPLAN_ASSERT(t < W.size() && W[t] < G[j - lam], "postal broadcast: no holder in W");
-      Program& prog = plan.ranks[rank_of(y)];
-      std::vector<SlotId> into;
-      for (uint32_t b = 0; b < n; ++b) into.push_back(prog.new_slot());
-      prog.at(j).recvs.push_back(make_recv(plan, prog, j, static_cast<Port>(t), rank_of(W[t]), into));
-      held[y] = std::move(into);
-    }
-  }
-  for (uint32_t k = 0; k < K; ++k) {
-    const uint64_t x = (k + K - spec.root) % K;
-    COLLPLAN_ASSERT(!held[x].empty(), "postal broadcast: a rank was not reached");
-    plan.ranks[k].outputs = held[x];
-  }
-  return plan;
+}  // namespace
+
+ir::Plan postal_broadcast(const Spec& spec) {
+  const std::vector<uint64_t> G = postal_broadcast_G(spec, 0);
+  return whole_plan_by_rank(spec, static_cast<uint32_t>(G.size() - 1),
+                            [&](const ir::Plan& ctx, uint32_t r) { return postal_broadcast_rank(ctx, G, r); });
+}
+
+ir::RankPlan postal_broadcast_local(const Spec& spec, uint32_t rank) {
+  const std::vector<uint64_t> G = postal_broadcast_G(spec, kMaxRankLocalRanks);
+  return one_rank_plan(spec, static_cast<uint32_t>(G.size() - 1), rank,
+                       [&](const ir::Plan& ctx, uint32_t r) { return postal_broadcast_rank(ctx, G, r); });
 }
 
 }  // namespace collplan::gen

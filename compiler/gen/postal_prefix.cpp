@@ -47,6 +47,7 @@
 #include <numeric>
 
 #include "gen/postal.h"
+#include "gen/rank_local.h"
 #include "support/error.h"
 
 namespace collplan::gen {
@@ -88,109 +89,140 @@ void assign(Program& prog, Step& st, Val& v, SlotId& slot, Val nv) {
   v = one(slot);
 }
 
-}  // namespace
+// What every rank's program needs besides its own position: the G table,
+// the items per rank, and which ranks hold an item (for Algorithm B's
+// empty values). Built once per compile: O(K) for counts, O(m) else.
+struct PrefixShape {
+  bool alg_b = false, exclusive = false, c_is_output = false;
+  uint32_t K = 0, p = 0, lam = 0, m = 0, last_send = 0;
+  std::vector<uint64_t> G;
+  std::vector<uint64_t> held_before;  // B: items of ranks 0..a−1 (K+1 entries)
 
-ir::Plan postal_prefix(const Spec& spec) {
-  validate_spec_basics(spec);
-  if (spec.op != OpKind::Prefix) user_error("the postal prefix generator computes 'prefix', not '{}'", op_name(spec.op));
-  const bool alg_b = !spec.counts.empty();
-  const uint32_t K = spec.K, p = spec.p, lam = spec.lambda;
-  const std::vector<uint32_t> q = alg_b ? spec.counts : std::vector<uint32_t>(K, 1);
-  const uint64_t total = std::accumulate(q.begin(), q.end(), uint64_t{0});
-  if (total == 0) user_error("prefix: counts hold 0 items in total; at least one rank needs an item");
-  if (total > (1u << 24)) user_error("prefix: total item count {} is too large (at most 16777216)", total);
-
-  const std::vector<uint64_t> G = postal_G(p, lam, K);
-  const uint32_t m = static_cast<uint32_t>(G.size() - 1);
-  COLLPLAN_ASSERT(m >= lam, "K >= 2 needs at least λ steps");
-  const uint32_t last_send = m - lam + 1;
-  const bool c_is_output = !alg_b && !spec.exclusive;  // inclusive A
+  uint32_t items(uint64_t k, const Spec& spec) const { return alg_b ? spec.counts[k] : 1; }
   // Does rank y send anything in a step after j (then c must stay current)?
-  auto sends_after = [&](uint64_t y, uint32_t j) { return j + 1 <= last_send && y + G[j + lam - 1] < K; };
-
-  Plan plan = make_plan(spec, m);
-  std::vector<RankState> rs(K);
-  for (uint32_t k = 0; k < K; ++k) {
-    Program& prog = plan.ranks[k];
-    for (uint32_t i = 0; i < q[k]; ++i) prog.inputs.push_back(prog.new_slot());
-    rs[k].items = prog.inputs;
-    for (SlotId s : prog.inputs) rs[k].c.push_back(Term{s, 1});
+  bool sends_after(uint64_t y, uint32_t j) const { return j + 1 <= last_send && y + G[j + lam - 1] < K; }
+  // Did rank x send its value in step j? It sends to U_{x,j} unless the
+  // value is empty: by Lemma 3 it then combines the items of ranks
+  // max(0, x−G(j−1)+1) .. x, empty when none of them holds one (only B
+  // has ranks without items).
+  bool sent(uint64_t x, uint32_t j) const {
+    if (j > last_send || postal_U(G, p, lam, K, x, j).empty()) return false;
+    if (!alg_b) return true;
+    const uint64_t lo = x + 1 >= G[j - 1] ? x + 1 - G[j - 1] : 0;
+    return held_before[x + 1] > held_before[lo];
   }
+};
 
-  // sent[j][x]: rank x sent its value in step j (an empty value is not sent).
-  std::vector<std::vector<char>> sent(m + 1, std::vector<char>(K, 0));
+PrefixShape prefix_shape(const Spec& spec, uint32_t rank_local_max) {
+  if (rank_local_max == 0) validate_spec_basics(spec);
+  else validate_spec_ranges(spec, rank_local_max);
+  if (spec.op != OpKind::Prefix) user_error("the postal prefix generator computes 'prefix', not '{}'", op_name(spec.op));
+  PrefixShape sh;
+  sh.alg_b = !spec.counts.empty();
+  sh.exclusive = spec.exclusive;
+  sh.K = spec.K;
+  sh.p = spec.p;
+  sh.lam = spec.lambda;
+  if (sh.alg_b) {
+    sh.held_before.assign(1, 0);
+    for (uint32_t c : spec.counts) sh.held_before.push_back(sh.held_before.back() + c);
+    const uint64_t total = sh.held_before.back();
+    if (total == 0) user_error("prefix: counts hold 0 items in total; at least one rank needs an item");
+    if (total > (1u << 24)) user_error("prefix: total item count {} is too large (at most 16777216)", total);
+  }
+  sh.G = postal_G(sh.p, sh.lam, sh.K);
+  sh.m = static_cast<uint32_t>(sh.G.size() - 1);
+  COLLPLAN_ASSERT(sh.m >= sh.lam, "K >= 2 needs at least λ steps");
+  sh.last_send = sh.m - sh.lam + 1;
+  sh.c_is_output = !sh.alg_b && !sh.exclusive;  // inclusive A
+  return sh;
+}
+
+// Rank y's program: its sends in steps 1..last_send, its receives from
+// W_{y,j} (those senders that sent), then its outputs. O(p·m + items).
+ir::Program prefix_rank(const ir::Plan& ctx, const PrefixShape& sh, uint32_t y) {
+  const Spec& spec = ctx.spec;
+  const uint32_t K = sh.K, p = sh.p, lam = sh.lam, m = sh.m;
+  const auto& G = sh.G;
+  Program prog;
+  prog.rank = y;
+  RankState S;
+  for (uint32_t i = 0; i < sh.items(y, spec); ++i) prog.inputs.push_back(prog.new_slot());
+  S.items = prog.inputs;
+  for (SlotId s : prog.inputs) S.c.push_back(Term{s, 1});
   for (uint32_t j = 1; j <= m; ++j) {
-    if (j <= last_send) {
-      for (uint32_t x = 0; x < K; ++x) {
-        if (rs[x].c.empty()) continue;
-        const std::vector<uint32_t> U = postal_U(G, p, lam, K, x, j);
-        if (U.empty()) continue;
-        Program& prog = plan.ranks[x];
+    if (j <= sh.last_send && !S.c.empty()) {
+      const std::vector<uint32_t> U = postal_U(G, p, lam, K, y, j);
+      if (!U.empty()) {
         Step& st = prog.at(j);
-        for (uint32_t t = 0; t < U.size(); ++t)
-          st.sends.push_back(make_send(plan, prog, t, U[t], {Combo{rs[x].c}}));
-        sent[j][x] = 1;
+        for (uint32_t t = 0; t < U.size(); ++t) st.sends.push_back(make_send(ctx, prog, t, U[t], {Combo{S.c}}));
         // The block total of B, sent again in step 2 before anything can
         // have changed it (λ >= 2): compute it once.
-        if (j == 1 && lam >= 2 && rs[x].c.size() >= 2 && sends_after(x, 1))
-          assign(prog, st, rs[x].c, rs[x].c_slot, rs[x].c);
+        if (j == 1 && lam >= 2 && S.c.size() >= 2 && sh.sends_after(y, 1)) assign(prog, st, S.c, S.c_slot, S.c);
       }
     }
     if (j < lam) continue;
-    for (uint32_t y = 0; y < K; ++y) {
-      const std::vector<uint32_t> W = postal_W(G, p, lam, y, j);
-      // Senders in increasing rank order: W lists them decreasing in t.
-      Val recv;
-      std::vector<std::pair<Port, Rank>> from;
-      for (uint32_t t = static_cast<uint32_t>(W.size()); t-- > 0;)
-        if (sent[j - lam + 1][W[t]]) from.emplace_back(t, W[t]);
-      if (from.empty()) continue;
-      Program& prog = plan.ranks[y];
-      Step& st = prog.at(j);
-      for (auto [port, r] : from) {
-        const SlotId s = prog.new_slot();
-        st.recvs.push_back(make_recv(plan, prog, j, port, r, {s}));
-        recv.push_back(Term{s, 1});
-      }
-      RankState& S = rs[y];
-      const bool upd_c = c_is_output || sends_after(y, j);
-      const bool upd_x = !c_is_output && q[y] > 0;
-      // Both values take the same received prefix: combine it once.
-      if (upd_c && upd_x && recv.size() >= 2) {
-        const SlotId tmp = prog.new_slot();
-        st.ops.push_back(make_op(prog, tmp, recv));
-        recv = one(tmp);
-      }
-      if (upd_x) assign(prog, st, S.x, S.x_slot, cat(recv, S.x));
-      if (upd_c) assign(prog, st, S.c, S.c_slot, cat(recv, S.c));
+    const std::vector<uint32_t> W = postal_W(G, p, lam, y, j);
+    // Senders in increasing rank order: W lists them decreasing in t.
+    std::vector<std::pair<Port, Rank>> from;
+    for (uint32_t t = static_cast<uint32_t>(W.size()); t-- > 0;)
+      if (sh.sent(W[t], j - lam + 1)) from.emplace_back(t, W[t]);
+    if (from.empty()) continue;
+    Step& st = prog.at(j);
+    Val recv;
+    for (auto [port, r] : from) {
+      const SlotId s = prog.new_slot();
+      st.recvs.push_back(make_recv(ctx, prog, j, port, r, {s}));
+      recv.push_back(Term{s, 1});
     }
+    const bool upd_c = sh.c_is_output || sh.sends_after(y, j);
+    const bool upd_x = !sh.c_is_output && sh.items(y, spec) > 0;
+    // Both values take the same received prefix: combine it once.
+    if (upd_c && upd_x && recv.size() >= 2) {
+      const SlotId tmp = prog.new_slot();
+      st.ops.push_back(make_op(prog, tmp, recv));
+      recv = one(tmp);
+    }
+    if (upd_x) assign(prog, st, S.x, S.x_slot, cat(recv, S.x));
+    if (upd_c) assign(prog, st, S.c, S.c_slot, cat(recv, S.c));
   }
 
   // Outputs, at the end of step m.
-  for (uint32_t k = 0; k < K; ++k) {
-    Program& prog = plan.ranks[k];
-    auto out_slot = [&](const Val& v) -> SlotId {
-      if (v.size() == 1) return v[0].slot;
-      const SlotId d = prog.new_slot();  // v empty: the zero element
-      prog.at(m).ops.push_back(make_op(prog, d, v));
-      return d;
-    };
-    if (c_is_output) {
-      prog.outputs = {out_slot(rs[k].c)};
-      continue;
-    }
-    // u(first) = x ⊕ v(first) (inclusive) or x (exclusive); then each output
-    // is the previous one ⊕ one more item.
-    Val cur = rs[k].x;
-    for (SlotId item : rs[k].items) {
-      if (!spec.exclusive) cur = cat(cur, one(item));
-      const SlotId o = out_slot(cur);
-      prog.outputs.push_back(o);
-      cur = cur.empty() ? Val{} : one(o);  // never ⊕ an explicit zero
-      if (spec.exclusive) cur = cat(cur, one(item));
-    }
+  auto out_slot = [&](const Val& v) -> SlotId {
+    if (v.size() == 1) return v[0].slot;
+    const SlotId d = prog.new_slot();  // v empty: the zero element
+    prog.at(m).ops.push_back(make_op(prog, d, v));
+    return d;
+  };
+  if (sh.c_is_output) {
+    prog.outputs = {out_slot(S.c)};
+    return prog;
   }
-  return plan;
+  // u(first) = x ⊕ v(first) (inclusive) or x (exclusive); then each output
+  // is the previous one ⊕ one more item.
+  Val cur = S.x;
+  for (SlotId item : S.items) {
+    if (!sh.exclusive) cur = cat(cur, one(item));
+    const SlotId o = out_slot(cur);
+    prog.outputs.push_back(o);
+    cur = cur.empty() ? Val{} : one(o);  // never ⊕ an explicit zero
+    if (sh.exclusive) cur = cat(cur, one(item));
+  }
+  return prog;
+}
+
+}  // namespace
+
+ir::Plan postal_prefix(const Spec& spec) {
+  const PrefixShape sh = prefix_shape(spec, 0);
+  return whole_plan_by_rank(spec, sh.m, [&](const ir::Plan& ctx, uint32_t r) { return prefix_rank(ctx, sh, r); });
+}
+
+ir::RankPlan postal_prefix_local(const Spec& spec, uint32_t rank) {
+  // Algorithm B's counts are K numbers of the spec: the whole-plan limit on
+  // K stays for it; Algorithm A builds nothing of size K.
+  const PrefixShape sh = prefix_shape(spec, spec.counts.empty() ? kMaxRankLocalRanks : kMaxPlanRanks);
+  return one_rank_plan(spec, sh.m, rank, [&](const ir::Plan& ctx, uint32_t r) { return prefix_rank(ctx, sh, r); });
 }
 
 }  // namespace collplan::gen

@@ -24,33 +24,46 @@
 
 namespace collplan::gen {
 
-ir::Plan reduce_scatter_allgather(const Spec& spec) {
+namespace {
+
+// Rank r: its n input slots, cut into chunks, are the partial sums of the
+// reduce-scatter; chunk r, summed, seeds the allgather. Walks all K
+// positions (empty chunks included): O(K + n + p·log K).
+ir::Program rsa_rank(const ir::Plan& ctx, const std::vector<DisseminationRound>& rounds, uint32_t r) {
   using namespace ir;
-  validate_dissemination_spec(spec, {OpKind::Allreduce}, "reduce-scatter-allgather");
-  const uint32_t K = spec.K, n = spec.blocks;
-  const auto rounds = dissemination_rounds(K, spec.p);
-  const uint32_t phase = static_cast<uint32_t>(rounds.size()) * spec.lambda;
-  Plan plan = make_plan(spec, 2 * phase);
+  const uint32_t K = ctx.spec.K, n = ctx.spec.blocks;
+  const uint32_t phase = static_cast<uint32_t>(rounds.size()) * ctx.spec.lambda;
   auto size = [&](uint32_t c) { return chunk_size(n, K, c); };
-  for (uint32_t r = 0; r < K; ++r) {
-    Program& prog = plan.ranks[r];
-    prog.num_slots = n;
-    for (SlotId s = 0; s < n; ++s) prog.inputs.push_back(s);
-    PositionSlots partial(K);
-    for (uint32_t j = 0; j < K; ++j) {
-      const uint32_t c = (r + j) % K;
-      for (uint32_t b = 0; b < size(c); ++b) partial[j].push_back(chunk_offset(n, K, c) + b);
-    }
-    reduce_scatter_phase(plan, prog, rounds, 1, partial);
-    PositionSlots pos(K);
-    pos[0] = partial[0];
-    allgather_phase(plan, prog, rounds, phase + 1, pos, size);
-    for (uint32_t c = 0; c < K; ++c) {
-      const auto& slots = pos[(c + K - r) % K];
-      prog.outputs.insert(prog.outputs.end(), slots.begin(), slots.end());
-    }
+  Program prog;
+  prog.rank = r;
+  prog.num_slots = n;
+  for (SlotId s = 0; s < n; ++s) prog.inputs.push_back(s);
+  PositionSlots partial(K);
+  for (uint32_t j = 0; j < K; ++j) {
+    const uint32_t c = static_cast<uint32_t>((uint64_t{r} + j) % K);
+    for (uint32_t b = 0; b < size(c); ++b) partial[j].push_back(chunk_offset(n, K, c) + b);
   }
-  return plan;
+  reduce_scatter_phase(ctx, prog, rounds, 1, partial);
+  PositionSlots pos(K);
+  pos[0] = partial[0];
+  allgather_phase(ctx, prog, rounds, phase + 1, pos, size);
+  for (uint32_t c = 0; c < K; ++c) {
+    const auto& slots = pos[(uint64_t{c} + K - r) % K];
+    prog.outputs.insert(prog.outputs.end(), slots.begin(), slots.end());
+  }
+  return prog;
+}
+
+// Every rank walks the K positions: the whole-plan limit on K stays.
+const DisseminationAlgorithm kReduceScatterAllgather{
+    "reduce-scatter-allgather", {OpKind::Allreduce}, false, 2, kMaxPlanRanks, rsa_rank};
+
+}  // namespace
+
+ir::Plan reduce_scatter_allgather(const Spec& spec) { return dissemination_whole_plan(spec, kReduceScatterAllgather); }
+
+ir::RankPlan reduce_scatter_allgather_local(const Spec& spec, uint32_t rank) {
+  return dissemination_rank_plan(spec, kReduceScatterAllgather, rank);
 }
 
 PostalSplitCost reduce_scatter_allgather_cost(const Spec& spec) {

@@ -45,8 +45,10 @@ PostalSplitCost nomial_tree_estimate(const Spec& s) {
 PostalSplitCost pipelined_tree_estimate(const Spec& s) {
   const uint32_t D = pary_depth(s.K, s.p);
   const uint64_t n = s.blocks;
-  return {0, 0, static_cast<uint32_t>(n - 1 + uint64_t{D} * s.lambda),
-          D == 0 ? 0 : n + uint64_t{D - 1} * std::min<uint64_t>(n, s.lambda)};
+  // Saturated: a chain of 2^31 ranks with λ > 1 has more steps than a step
+  // number counts (the generator refuses it), so auto must not pick it.
+  const uint64_t C1 = std::min<uint64_t>(n - 1 + uint64_t{D} * s.lambda, UINT32_MAX);
+  return {0, 0, static_cast<uint32_t>(C1), D == 0 ? 0 : n + uint64_t{D - 1} * std::min<uint64_t>(n, s.lambda)};
 }
 
 // A structured-matrix generator as a registry entry; its estimate is the
@@ -141,36 +143,48 @@ const std::vector<GeneratorInfo>& generators() {
        "Algorithm B on blocks (--counts); exactly min{t : G(t) >= K} steps (postal prefix paper)",
        {OpKind::Prefix},
        [](const Spec& s, const passes::CostModel&) { return postal_prefix(s); },
-       [](const Spec& s, const passes::CostModel&) { return postal_tree_estimate(s, s.K, 1); }},
+       [](const Spec& s, const passes::CostModel&) { return postal_tree_estimate(s, s.K, 1); },
+       {},
+       postal_prefix_local},
       {"postal-broadcast",
        "broadcast of n blocks from any root on the postal G-tree; exactly min{t : G(t) >= K} steps",
        {OpKind::Broadcast},
        [](const Spec& s, const passes::CostModel&) { return postal_broadcast(s); },
-       [](const Spec& s, const passes::CostModel&) { return postal_tree_estimate(s, s.K, s.blocks); }},
+       [](const Spec& s, const passes::CostModel&) { return postal_tree_estimate(s, s.K, s.blocks); },
+       {},
+       postal_broadcast_local},
       {"tree-broadcast",
        "broadcast of n blocks from any root on the (p+1)-nomial tree, whole buffer per message; C1 = "
        "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",
        {OpKind::Broadcast},
        [](const Spec& s, const passes::CostModel&) { return tree_broadcast(s); },
-       [](const Spec& s, const passes::CostModel&) { return nomial_tree_estimate(s); }},
+       [](const Spec& s, const passes::CostModel&) { return nomial_tree_estimate(s); },
+       {},
+       tree_broadcast_local},
       {"tree-reduce",
        "reduce (block-wise sum) of n blocks into any root: the (p+1)-nomial broadcast reversed; C1 = "
        "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",
        {OpKind::Reduce},
        [](const Spec& s, const passes::CostModel&) { return tree_reduce(s); },
-       [](const Spec& s, const passes::CostModel&) { return nomial_tree_estimate(s); }},
+       [](const Spec& s, const passes::CostModel&) { return nomial_tree_estimate(s); },
+       {},
+       tree_reduce_local},
       {"pipelined-broadcast",
        "broadcast of n blocks streamed one block per message down the p-ary tree (a chain for p = 1); C1 = n-1+D*lambda "
        "for tree depth D: for long buffers",
        {OpKind::Broadcast},
        [](const Spec& s, const passes::CostModel&) { return pipelined_broadcast(s); },
-       [](const Spec& s, const passes::CostModel&) { return pipelined_tree_estimate(s); }},
+       [](const Spec& s, const passes::CostModel&) { return pipelined_tree_estimate(s); },
+       {},
+       pipelined_broadcast_local},
       {"pipelined-reduce",
        "reduce of n blocks streamed one block per message up the p-ary tree (a chain for p = 1); C1 = n-1+D*lambda: "
        "for long buffers",
        {OpKind::Reduce},
        [](const Spec& s, const passes::CostModel&) { return pipelined_reduce(s); },
-       [](const Spec& s, const passes::CostModel&) { return pipelined_tree_estimate(s); }},
+       [](const Spec& s, const passes::CostModel&) { return pipelined_tree_estimate(s); },
+       {},
+       pipelined_reduce_local},
       {"decentralized-grid",
        "systematic [N, K] code: K >= R column encodes of RxR blocks + row reduces, K < R row broadcasts + column "
        "encodes of KxK blocks (journal framework); C1 = ceil(log_b R) + ceil(log_b(ceil(K/R)+1)) or "
@@ -295,33 +309,42 @@ const std::vector<GeneratorInfo>& generators() {
        "rotation), any K, p, lambda; C1 = lambda*ceil(log_{p+1} K), C2 = n*ceil((K-1)/p)",
        {OpKind::Allgather, OpKind::Allgatherv},
        [](const Spec& s, const passes::CostModel&) { return dissemination_allgather(s); },
-       [](const Spec& s, const passes::CostModel&) { return dissemination_allgather_cost(s); }},
+       [](const Spec& s, const passes::CostModel&) { return dissemination_allgather_cost(s); },
+       {},
+       dissemination_allgather_local},
       {"circulant-reduce-scatter",
        "reduce-scatter (rank k gets block k of the sum): Träff's circulant allgather run backwards (p = 1, lambda = "
        "1); C1 = ceil(log2 K), C2 = n(K-1), both optimal",
        {OpKind::ReduceScatter},
        [](const Spec& s, const passes::CostModel&) { return circulant_reduce_scatter(s); },
        [](const Spec& s, const passes::CostModel&) { return circulant_reduce_scatter_cost(s); },
-       [](const Spec& s, const passes::CostModel&) { return dissemination_why_not(s, true); }},
+       [](const Spec& s, const passes::CostModel&) { return dissemination_why_not(s, true); },
+       circulant_reduce_scatter_local},
       {"dissemination-reduce-scatter",
        "reduce-scatter with p ports: the dissemination allgather run backwards, any K, p, lambda; C1 = "
        "lambda*ceil(log_{p+1} K), C2 = n*ceil((K-1)/p)",
        {OpKind::ReduceScatter},
        [](const Spec& s, const passes::CostModel&) { return dissemination_reduce_scatter(s); },
-       [](const Spec& s, const passes::CostModel&) { return dissemination_reduce_scatter_cost(s); }},
+       [](const Spec& s, const passes::CostModel&) { return dissemination_reduce_scatter_cost(s); },
+       {},
+       dissemination_reduce_scatter_local},
       {"dissemination-allreduce",
        "latency-optimal allreduce with p ports (Träff's circulant allreduce generalised), any K, p, lambda; C1 = "
        "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",
        {OpKind::Allreduce},
        [](const Spec& s, const passes::CostModel&) { return dissemination_allreduce(s); },
-       [](const Spec& s, const passes::CostModel&) { return dissemination_allreduce_cost(s); }},
+       [](const Spec& s, const passes::CostModel&) { return dissemination_allreduce_cost(s); },
+       {},
+       dissemination_allreduce_local},
       {"reduce-scatter-allgather",
        "bandwidth-optimal allreduce: the n blocks in K chunks, dissemination reduce-scatter then allgather, any K, p, "
        "lambda; C1 = 2*lambda*ceil(log_{p+1} K), C2 = 2*ceil(n/K)*ceil((K-1)/p) (2(K-1)/K*n for p = 1, K | n); "
        "use n >= K (--blocks auto)",
        {OpKind::Allreduce},
        [](const Spec& s, const passes::CostModel&) { return reduce_scatter_allgather(s); },
-       [](const Spec& s, const passes::CostModel&) { return reduce_scatter_allgather_cost(s); }},
+       [](const Spec& s, const passes::CostModel&) { return reduce_scatter_allgather_cost(s); },
+       {},
+       reduce_scatter_allgather_local},
   });
   return g;
 }

@@ -217,8 +217,8 @@ void validate_spec_ranges(const Spec& s, uint32_t max_ranks) {
   }
   if (s.K > max_ranks)
     user_error("K = {} is too large: collplan supports K <= {}{}", s.K, max_ranks,
-               max_ranks == kMaxPlanRanks ? " in a whole plan (a rank-local compile of a circulant broadcast, reduce "
-                                            "or allreduce, `compile --rank`, accepts K <= 2147483648)"
+               max_ranks == kMaxPlanRanks ? " in a whole plan (a rank-local compile of a broadcast, reduce, "
+                                            "allreduce or prefix, `compile --rank`, accepts K <= 2147483648)"
                                           : "");
   if (s.p < 1) user_error("p = {} is invalid: every processor needs p >= 1 ports", s.p);
   if (s.p > 1024) user_error("p = {} is too large: collplan supports p <= 1024 ports", s.p);

@@ -391,11 +391,21 @@ TEST_CASE("cli: compile --rank writes a rank-local file equal to the extracted r
       {"allreduce", "circulant-allreduce", "--blocks 3"},
       {"allgatherv", "circulant-allgatherv",
        "--blocks 2 --counts 1,0,2,3,1,0,0,4,1,2,1,1,0,3,2,1,0,1,2,5"},
+      {"allgatherv", "dissemination-allgather",
+       "--blocks 2 --p 2 --lambda 2 --counts 1,0,2,3,1,0,0,4,1,2,1,1,0,3,2,1,0,1,2,5"},
+      {"reduce-scatter", "circulant-reduce-scatter", "--blocks 2"},
+      {"reduce-scatter", "dissemination-reduce-scatter", "--blocks 2 --p 3"},
+      {"allreduce", "dissemination-allreduce", "--blocks 3 --p 2 --lambda 3"},
+      {"allreduce", "reduce-scatter-allgather", "--blocks 30 --p 2"},
+      {"broadcast", "tree-broadcast", "--blocks 3 --root 5 --p 2 --lambda 2"},
+      {"reduce", "pipelined-reduce", "--blocks 4 --root 11 --lambda 2"},
+      {"broadcast", "postal-broadcast", "--blocks 2 --root 9 --p 2 --lambda 3"},
+      {"prefix", "postal-prefix", "--p 2 --lambda 2 --counts 1,0,2,3,1,0,0,4,1,2,1,1,0,3,2,1,0,1,2,5 --exclusive"},
   };
   for (const Case& c : cases) {
     const std::string spec = "--op " + c.op + " --K 20 " + c.extra + " --algorithm " + c.algorithm + " -q";
-    const std::string full = (d / (c.op + "-full.cplan")).string(), one = (d / (c.op + "-7.cplan")).string(),
-                      ext = (d / (c.op + "-7x.cplan")).string();
+    const std::string full = (d / (c.algorithm + "-full.cplan")).string(),
+                      one = (d / (c.algorithm + "-7.cplan")).string(), ext = (d / (c.algorithm + "-7x.cplan")).string();
     INFO(spec);
     CommandResult r = run_collplan("compile " + spec + " -o " + full);
     INFO(r.output());
@@ -425,7 +435,7 @@ TEST_CASE("cli: compile --rank writes a rank-local file equal to the extracted r
     const CommandResult s1 = run_collplan("show " + one), s2 = run_collplan("show " + full + " --rank 7");
     CHECK(s1.status == 0);
     CHECK(s1.output() == s2.output());
-    r = run_collplan("emit-cpp " + one + " -o " + (d / (c.op + "-emit")).string());
+    r = run_collplan("emit-cpp " + one + " -o " + (d / (c.algorithm + "-emit")).string());
     CHECK(r.status == 0);
     CHECK(r.output().find("rank-local file") != std::string::npos);
     expect_error("run " + one, 2, "compiled alone");
@@ -446,9 +456,13 @@ TEST_CASE("cli: compile --rank at K = 2^31, and its errors", "[cli][rank-local][
   expect_error("emit-cpp " + big + " -o " + (d / "big-emit").string(), 2, "emit-cpp reads plans of K <= 16777216 ranks");
   const std::string out = " -q -o " + (d / "x.cplan").string();
   expect_error("compile --op broadcast --K 20 --rank 20" + out, 2, "--rank 20 is not a processor");
-  expect_error("compile --op broadcast --K 20 --algorithm postal-broadcast --rank 1" + out, 2,
-               "algorithm 'postal-broadcast' cannot compile one rank alone (generators that can: circulant-broadcast");
-  expect_error("compile --op broadcast --K 20 --p 2 --rank 1" + out, 2, "--algorithm auto chose 'postal-broadcast'");
+  expect_error("compile --op encode --K 20 --algorithm prepare-shoot --rank 1" + out, 2,
+               "algorithm 'prepare-shoot' cannot compile one rank alone (generators that can: postal-prefix, "
+               "postal-broadcast");
+  // auto picks among all generators, here one of the p-port ones.
+  r = run_collplan("compile --op broadcast --K 20 --p 2 --rank 1" + out);
+  CHECK(r.status == 0);
+  CHECK(r.output().find("algorithm=postal-broadcast, rank 1 compiled alone") != std::string::npos);
   expect_error("compile --op encode --K 20 --rank 1" + out, 2, "no generator that compiles one rank alone computes");
   expect_error("compile --op broadcast --K 16777217 --algorithm circulant-broadcast" + out, 2,
                "K = 16777217 is too large");
