@@ -172,9 +172,15 @@ int main(int argc, char** argv) {
       const char* algorithm;
       const char* extra;
     };
-    for (const RankCase& c : {RankCase{"broadcast", "circulant-broadcast", ""}, RankCase{"reduce", "circulant-reduce", ""},
-                              RankCase{"allgather", "circulant-allgather", ""},
-                              RankCase{"allreduce", "circulant-allreduce", ""}}) {
+    static const RankCase kCases[] = {
+        {"broadcast", "circulant-broadcast", ""},     {"broadcast", "tree-broadcast", ""},
+        {"broadcast", "pipelined-broadcast", ""},     {"broadcast", "postal-broadcast", ""},
+        {"reduce", "circulant-reduce", ""},           {"reduce", "tree-reduce", ""},
+        {"reduce", "pipelined-reduce", ""},           {"allgather", "circulant-allgather", ""},
+        {"allgather", "dissemination-allgather", ""}, {"reduce-scatter", "dissemination-reduce-scatter", ""},
+        {"allreduce", "circulant-allreduce", ""},     {"allreduce", "dissemination-allreduce", ""},
+        {"allreduce", "reduce-scatter-allgather", ""}, {"prefix", "postal-prefix", ""}};
+    for (const RankCase& c : kCases) {
       std::vector<std::string> args = {collplan, "compile", "--op", c.op, "--K", std::to_string(K), "--algorithm",
                                        c.algorithm, "--rank", "12345", "-q", "-o", out};
       for (const auto& e : split(c.extra, " ")) args.push_back(e);
