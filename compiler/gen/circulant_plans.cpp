@@ -10,8 +10,13 @@
 
 namespace collplan::gen {
 
-void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator, uint32_t max_ranks) {
-  validate_spec_basics(spec, max_ranks);
+namespace {
+
+// `whole`: the spec also meets the dense postcondition's limit, which only a
+// whole plan is checked against (one rank alone builds no map).
+void check_circulant_spec(const Spec& spec, OpKind op, const char* generator, uint32_t max_ranks, bool whole) {
+  if (whole) validate_spec_basics(spec, max_ranks);
+  else validate_spec_ranges(spec, max_ranks);
   if (spec.op != op) user_error("the {} generator computes '{}', not '{}'", generator, op_name(op), op_name(spec.op));
   if (spec.p != 1)
     user_error("{}: p = {} ports; circulant schedules use one port per processor (p = 1; postal generators cover p > 1)",
@@ -20,6 +25,12 @@ void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator,
     user_error("{}: lambda = {}; circulant schedules assume synchronous rounds (lambda = 1; postal generators cover "
                "lambda > 1)",
                generator, spec.lambda);
+}
+
+}  // namespace
+
+void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator, uint32_t max_ranks) {
+  check_circulant_spec(spec, op, generator, max_ranks, true);
 }
 
 std::string circulant_why_not(const Spec& spec) {
@@ -43,7 +54,7 @@ ir::Plan circulant_whole_plan(const Spec& spec, const CirculantAlgorithm& alg) {
 }
 
 ir::RankPlan circulant_rank_plan(const Spec& spec, const CirculantAlgorithm& alg, uint32_t rank, uint32_t max_ranks) {
-  validate_circulant_spec(spec, alg.op, alg.name, max_ranks);
+  check_circulant_spec(spec, alg.op, alg.name, max_ranks, false);
   const Circulant c(spec.K);
   return one_rank_plan(spec, circulant_steps(spec, alg, c), rank,
                        [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, c, r); });
