@@ -508,7 +508,7 @@ TEST_CASE("cli: reduce-scatter, p-port allgather and the two allreduces, with --
   expect_error("compile --op reduce-scatter --K 8 --p 2 --algorithm circulant-reduce-scatter -q", 2,
                "circulant schedules use one port per processor (p = 1), got p = 2");
   expect_error("compile --op reduce-scatter --K 5000 --blocks 4000 -q", 2, "K*n = 5000*4000");
-  expect_error("compile --op allgather --K 3000 -q", 2, "over the 268435456 collplan checks");
+  expect_error("compile --op allgather --K 12000 -q", 2, "over the 2^26 = 67108864 collplan builds in one plan");
   expect_error("compile --op reduce-scater --K 8 -q", 2, "reduce-scatter");
   std::filesystem::remove_all(d);
 }
