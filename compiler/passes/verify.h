@@ -10,7 +10,7 @@
 //               shared); the outputs must equal the postcondition's columns.
 //               A proof. Its cost follows the values' sizes: about the
 //               postcondition's non-zeros for a plain collective (an
-//               allgather of K = 4096 ranks: 2^24 one-term outputs).
+//               allgather of K = 2048 ranks: 2^22 one-term outputs).
 //   randomized  s independent uniformly random input vectors; a plan whose
 //               map differs from the postcondition passes one trial with
 //               probability exactly 1/q (its error is a non-zero linear form,
@@ -21,8 +21,8 @@
 //               collective: memory follows the plan, not inputs × outputs.
 //   auto        exact when it is cheap: for the coded operations when
 //               ranks·slots·inputs <= 2^25; for the others when the
-//               postcondition has at most 2^26 non-zeros and the evaluation
-//               builds at most 2^28 entries (else randomized).
+//               postcondition has at most 2^23 non-zeros and the evaluation
+//               builds at most 2^26 entries (else randomized).
 //               An exact check asked for by name stops with a UserError past
 //               2^32 entries.
 // Every failure is a VerifyError whose message names rank, step, port, slot.

@@ -163,7 +163,7 @@ TEST_CASE("sparse exact check: a term added twice cancels in characteristic 2 on
 TEST_CASE("sparse exact check: large K is proven, and a wrong plan there is caught and located",
           "[checker][sparse][heavy]") {
   // The dense map of an allgather or a reduce-scatter of 1024 ranks would
-  // have 2^30 entries, of an allreduce of 256 ranks in 256 blocks 2^32.
+  // have 2^30 entries, of an allreduce of 128 ranks in 128 blocks 2^28.
   struct Case {
     const char* generator;
     OpKind op;
@@ -171,7 +171,7 @@ TEST_CASE("sparse exact check: large K is proven, and a wrong plan there is caug
   };
   for (const Case& c : {Case{"dissemination-allgather", OpKind::Allgather, 1024, 1},
                         Case{"dissemination-reduce-scatter", OpKind::ReduceScatter, 1024, 1},
-                        Case{"reduce-scatter-allgather", OpKind::Allreduce, 256, 256},
+                        Case{"reduce-scatter-allgather", OpKind::Allreduce, 128, 128},
                         Case{"postal-prefix", OpKind::Prefix, 2048, 1}}) {
     INFO(c.generator << " K=" << c.K);
     const Spec s = plain_spec(c.op, c.K, 2, c.n, 1, Field::gf256());
@@ -189,8 +189,8 @@ TEST_CASE("sparse exact check: large K is proven, and a wrong plan there is caug
 }
 
 TEST_CASE("auto falls back to the randomized check where the exact one would be too large", "[checker][sparse]") {
-  // An allreduce of 2^13 ranks: 2^26 non-zeros in the postcondition, at the
-  // auto limit; 2^14 ranks (2^28) is over it, and the check is randomized.
+  // An allreduce of 2^14 ranks has 2^28 non-zeros in its postcondition,
+  // over auto's limit of 2^23: the check is randomized.
   const Spec s = plain_spec(OpKind::Allreduce, 16384, 1, 1, 1, Field::gf256());
   const ir::Plan plan = gen::find_generator("dissemination-allreduce").build(s, passes::CostModel{});
   const passes::VerifyReport r = passes::verify(plan);
