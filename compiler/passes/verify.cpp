@@ -244,7 +244,7 @@ struct SparseDomain {
       for (const Entry& e : slots[t.slot]) buf.push_back({e.input, t.coeff == 1 ? e.coeff : f.mul(t.coeff, e.coeff)});
     }
     if (live > 1) {
-      std::stable_sort(buf.begin(), buf.end(), [](const Entry& a, const Entry& b) { return a.input < b.input; });
+      std::sort(buf.begin(), buf.end(), [](const Entry& a, const Entry& b) { return a.input < b.input; });
       size_t w = 0;
       for (size_t r = 0; r < buf.size();) {
         Entry acc = buf[r++];
