@@ -157,6 +157,52 @@ std::vector<uint8_t> extract_rank_image(const uint8_t* data, size_t size, Rank r
 // The same from file `in` to file `out` (written through a temporary file).
 void extract_rank(const std::string& in, Rank r, const std::string& out);
 
+// ─── Reading a whole plan without holding it ────────────────────────────────
+//
+// `collplan check --streaming` checks a plan file rank by rank and step by
+// step: a MappedPlan maps the file (the page cache holds it, not the heap),
+// checks its head (content hash) and decodes one rank's program on demand
+// (rank(): its blob's hash checked), or one step record at a time through a
+// StepCursor per rank. Every read is bounds-checked as in decode_binary.
+struct StepCursor {
+  Rank rank = 0;
+  uint32_t num_slots = 0;
+  uint64_t pos = 0;         // the next step record's offset within the blob
+  uint32_t steps_left = 0;  // step records not yet read
+  StepNo prev = 0;          // step of the record read last (0: none)
+  StepNo next_t = 0;        // step of the next record (0: none left)
+};
+
+class MappedPlan {
+ public:
+  // A whole plan file (a single-rank file is refused, naming what it is).
+  explicit MappedPlan(const std::string& path);
+  ~MappedPlan();
+  MappedPlan(const MappedPlan&) = delete;
+  MappedPlan& operator=(const MappedPlan&) = delete;
+
+  const PlanHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+  // Rank r's whole program; its blob's hash is checked.
+  Program rank(Rank r) const;
+  // A cursor at rank r's first step record; `inputs` and `outputs` (when
+  // given) get the rank's input and output slots.
+  StepCursor open(Rank r, std::vector<SlotId>* inputs = nullptr, std::vector<SlotId>* outputs = nullptr) const;
+  // Decodes the record at the cursor into `st`; with `advance`, moves past it.
+  void read_step(StepCursor& c, Step& st, bool advance) const;
+
+ private:
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  PlanHeader header_;
+};
+
+// The same over a whole file image in memory (MappedPlan's engine).
+StepCursor open_steps(const uint8_t* file, const PlanHeader& h, Rank r, std::vector<SlotId>* inputs,
+                      std::vector<SlotId>* outputs);
+void read_step_at(const uint8_t* file, const PlanHeader& h, StepCursor& c, Step& st, bool advance);
+
 // The content hash a file of this plan carries (computed without building the
 // whole file image): the plan's identity, e.g. for a transport handshake.
 Digest plan_digest(const Plan& plan);

@@ -1,5 +1,7 @@
 // Plan files on disk: whole reads, the head and one rank's blob read alone,
 // and writes through a temporary file (binary.h).
+#include <sys/mman.h>
+
 #include "ir/binary_format.h"
 #include "support/limits.h"
 #include "support/safe_file.h"
@@ -103,6 +105,49 @@ Program read_rank(const std::string& path, Rank r, PlanHeader* header_out) {
     if (header_out) *header_out = std::move(head.h);
     return prog;
   });
+}
+
+MappedPlan::MappedPlan(const std::string& path) : path_(path) {
+  const files::InputFile f = open_for_reading(path);
+  size_ = f.size();
+  if (size_ == 0) user_error("{}: damaged plan file at byte 0: not a collplan binary plan (the file is empty)", path);
+  void* p = ::mmap(nullptr, static_cast<size_t>(size_), PROT_READ, MAP_PRIVATE, f.fd(), 0);
+  if (p == MAP_FAILED) user_error("cannot map plan file '{}' into memory: {}", path, std::strerror(errno));
+  data_ = static_cast<const uint8_t*>(p);
+  try {
+    with_path(path, [&] {
+      Preamble pre = parse_preamble(data_, static_cast<size_t>(size_), size_);
+      Head head = parse_head(data_, pre);
+      if (head.single_rank) {
+        RankIndexEntry e;
+        const Rank r = single_rank_entry(head, data_ + head.head_size, static_cast<size_t>(size_ - head.head_size),
+                                         size_, &e);
+        user_error("this file holds only rank {}'s program of a {}-rank plan; a single-rank file is checked "
+                   "without --streaming",
+                   r, num_ranks(head.h.spec));
+      }
+      header_ = std::move(head.h);
+    });
+  } catch (...) {
+    ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
+    throw;
+  }
+}
+
+MappedPlan::~MappedPlan() { ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_)); }
+
+Program MappedPlan::rank(Rank r) const {
+  COLLPLAN_ASSERT(r < header_.index.size(), "MappedPlan::rank: rank out of range");
+  const RankIndexEntry& e = header_.index[r];
+  return with_path(path_, [&] { return read_blob(data_ + e.offset, e, r, header_.spec, header_.num_steps); });
+}
+
+StepCursor MappedPlan::open(Rank r, std::vector<SlotId>* inputs, std::vector<SlotId>* outputs) const {
+  return with_path(path_, [&] { return open_steps(data_, header_, r, inputs, outputs); });
+}
+
+void MappedPlan::read_step(StepCursor& c, Step& st, bool advance) const {
+  with_path(path_, [&] { read_step_at(data_, header_, c, st, advance); });
 }
 
 }  // namespace collplan::ir

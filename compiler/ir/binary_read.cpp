@@ -347,73 +347,98 @@ void read_combo(Reader& rd, std::vector<Term>& terms, uint32_t num_slots, const 
 
 }  // namespace
 
+namespace {
+
+// The blob's head: rank, slot count, input and output slots, and the count
+// of step records that follow (checked against the plan's step count).
+uint32_t read_blob_head(Reader& rd, Rank r, uint32_t num_steps, uint32_t& num_slots, std::vector<SlotId>& inputs,
+                        std::vector<SlotId>& outputs) {
+  const Rank rank = rd.u32("rank");
+  if (rank != r) rd.wrong("blob of rank {} holds rank {}", r, rank);
+  num_slots = rd.u32("num_slots");
+  read_slot_list(rd, inputs, "inputs", num_slots, "num_slots");
+  read_slot_list(rd, outputs, "outputs", num_slots, "num_slots");
+  const uint32_t nsteps = rd.count32(kMinStep, "step record count");
+  if (nsteps > num_steps) rd.fail("{} step records in a plan of {} steps", nsteps, num_steps);
+  return nsteps;
+}
+
+// One step record into `st` (cleared first); `prev` is the step of the
+// record before it (0 for the first). Containers grow as items are actually
+// parsed (not by the stored counts), so memory stays proportional to the
+// bytes consumed.
+void read_step(Reader& rd, Step& st, StepNo prev, uint32_t num_slots, const Spec& spec, uint32_t num_steps) {
+  const Field& f = spec.field;
+  const uint32_t eb = f.elem_bytes();
+  st.sends.clear();
+  st.recvs.clear();
+  st.ops.clear();
+  st.t = rd.u32("step number");
+  if (st.t <= prev || st.t > num_steps)
+    rd.wrong("step number {} after step {} (steps increase strictly within 1..{})", st.t, prev, num_steps);
+  const uint32_t nsend = rd.count32(kMinSend, "send count");
+  const uint32_t nrecv = rd.count32(kMinRecv, "receive count");
+  const uint32_t nop = rd.count32(kMinOp, "op count");
+  for (uint32_t j = 0; j < nsend; ++j) {
+    Send& s = st.sends.emplace_back();
+    s.port = rd.u32("send port");
+    if (s.port >= spec.p) rd.wrong("send port {} (step {}) is not a port (p = {}, valid 0..{})", s.port, st.t,
+                                  spec.p, spec.p - 1);
+    s.to = rd.u32("send destination");
+    if (s.to >= num_ranks(spec))
+      rd.wrong("send destination {} (step {}) is not a rank (valid 0..{})", s.to, st.t, num_ranks(spec) - 1);
+    const uint32_t nel = rd.count32(kMinCombo, "payload size");
+    for (uint32_t x = 0; x < nel; ++x) read_combo(rd, s.payload.emplace_back().terms, num_slots, f, eb);
+  }
+  for (uint32_t j = 0; j < nrecv; ++j) {
+    Recv& rv = st.recvs.emplace_back();
+    rv.port = rd.u32("receive port");
+    if (rv.port >= spec.p) rd.wrong("receive port {} (step {}) is not a port (p = {}, valid 0..{})", rv.port, st.t,
+                                   spec.p, spec.p - 1);
+    rv.from = rd.u32("receive source");
+    if (rv.from >= num_ranks(spec))
+      rd.wrong("receive source {} (step {}) is not a rank (valid 0..{})", rv.from, st.t, num_ranks(spec) - 1);
+    rv.sent_at = rd.u32("sent_at");
+    if (rv.sent_at < 1 || rv.sent_at > st.t)
+      rd.wrong("receive in step {} of a message sent at step {} (valid 1..{})", st.t, rv.sent_at, st.t);
+    read_slot_list(rd, rv.into, "receive slots", num_slots, "num_slots");
+  }
+  for (uint32_t j = 0; j < nop; ++j) {
+    Op& o = st.ops.emplace_back();
+    const uint8_t flags = rd.u8("op flags");
+    if (flags & ~kOpHasCol) rd.fail("op flags {:#04x} has unknown bits (valid: 0 or 1)", flags);
+    o.dst = rd.u32("op destination");
+    if (o.dst >= num_slots) rd.wrong("op writes slot {}, but the rank has {} slots", o.dst, num_slots);
+    if (flags & kOpHasCol) {
+      o.matrix_col = rd.u32("matrix column");
+      if (o.matrix_col >= spec.matrix.cols)
+        rd.wrong("op claims matrix column {}, but the matrix has {} columns", o.matrix_col, spec.matrix.cols);
+    }
+    read_combo(rd, o.terms, num_slots, f, eb);
+  }
+}
+
+void check_blob_hash(const uint8_t* data, const RankIndexEntry& e, const std::string& where) {
+  if (uint64_t h = XXH3_64bits(data, e.length); h != e.hash)
+    damaged(e.offset, where,
+            fmt::format("rank blob does not match its hash (index says {:016x}, computed {:016x})", e.hash, h));
+}
+
+}  // namespace
+
 namespace format {
 
 Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Spec& spec, uint32_t num_steps) {
   const std::string where = fmt::format("rank {}", r);
-  if (uint64_t h = XXH3_64bits(data, e.length); h != e.hash)
-    damaged(e.offset, where,
-            fmt::format("rank blob does not match its hash (index says {:016x}, computed {:016x})", e.hash, h));
+  check_blob_hash(data, e, where);
   Reader rd(data, e.length, e.offset, where);
-  const Field& f = spec.field;
-  const uint32_t eb = f.elem_bytes();
   Program prog;
-  prog.rank = rd.u32("rank");
-  if (prog.rank != r) rd.wrong("blob of rank {} holds rank {}", r, prog.rank);
-  prog.num_slots = rd.u32("num_slots");
-  read_slot_list(rd, prog.inputs, "inputs", prog.num_slots, "num_slots");
-  read_slot_list(rd, prog.outputs, "outputs", prog.num_slots, "num_slots");
-  uint32_t nsteps = rd.count32(kMinStep, "step record count");
-  if (nsteps > num_steps) rd.fail("{} step records in a plan of {} steps", nsteps, num_steps);
-  // Containers grow as items are actually parsed (not by the stored counts),
-  // so memory stays proportional to the bytes consumed.
+  prog.rank = r;
+  const uint32_t nsteps = read_blob_head(rd, r, num_steps, prog.num_slots, prog.inputs, prog.outputs);
   StepNo prev = 0;
   for (uint32_t i = 0; i < nsteps; ++i) {
-    Step& st = prog.steps.emplace_back();
-    st.t = rd.u32("step number");
-    if (st.t <= prev || st.t > num_steps)
-      rd.wrong("step number {} after step {} (steps increase strictly within 1..{})", st.t, prev, num_steps);
-    prev = st.t;
-    const uint32_t nsend = rd.count32(kMinSend, "send count");
-    const uint32_t nrecv = rd.count32(kMinRecv, "receive count");
-    const uint32_t nop = rd.count32(kMinOp, "op count");
-    for (uint32_t j = 0; j < nsend; ++j) {
-      Send& s = st.sends.emplace_back();
-      s.port = rd.u32("send port");
-      if (s.port >= spec.p) rd.wrong("send port {} (step {}) is not a port (p = {}, valid 0..{})", s.port, st.t,
-                                    spec.p, spec.p - 1);
-      s.to = rd.u32("send destination");
-      if (s.to >= num_ranks(spec))
-        rd.wrong("send destination {} (step {}) is not a rank (valid 0..{})", s.to, st.t, num_ranks(spec) - 1);
-      const uint32_t nel = rd.count32(kMinCombo, "payload size");
-      for (uint32_t x = 0; x < nel; ++x) read_combo(rd, s.payload.emplace_back().terms, prog.num_slots, f, eb);
-    }
-    for (uint32_t j = 0; j < nrecv; ++j) {
-      Recv& rv = st.recvs.emplace_back();
-      rv.port = rd.u32("receive port");
-      if (rv.port >= spec.p) rd.wrong("receive port {} (step {}) is not a port (p = {}, valid 0..{})", rv.port, st.t,
-                                     spec.p, spec.p - 1);
-      rv.from = rd.u32("receive source");
-      if (rv.from >= num_ranks(spec))
-        rd.wrong("receive source {} (step {}) is not a rank (valid 0..{})", rv.from, st.t, num_ranks(spec) - 1);
-      rv.sent_at = rd.u32("sent_at");
-      if (rv.sent_at < 1 || rv.sent_at > st.t)
-        rd.wrong("receive in step {} of a message sent at step {} (valid 1..{})", st.t, rv.sent_at, st.t);
-      read_slot_list(rd, rv.into, "receive slots", prog.num_slots, "num_slots");
-    }
-    for (uint32_t j = 0; j < nop; ++j) {
-      Op& o = st.ops.emplace_back();
-      const uint8_t flags = rd.u8("op flags");
-      if (flags & ~kOpHasCol) rd.fail("op flags {:#04x} has unknown bits (valid: 0 or 1)", flags);
-      o.dst = rd.u32("op destination");
-      if (o.dst >= prog.num_slots) rd.wrong("op writes slot {}, but the rank has {} slots", o.dst, prog.num_slots);
-      if (flags & kOpHasCol) {
-        o.matrix_col = rd.u32("matrix column");
-        if (o.matrix_col >= spec.matrix.cols)
-          rd.wrong("op claims matrix column {}, but the matrix has {} columns", o.matrix_col, spec.matrix.cols);
-      }
-      read_combo(rd, o.terms, prog.num_slots, f, eb);
-    }
+    read_step(rd, prog.steps.emplace_back(), prev, prog.num_slots, spec, num_steps);
+    prev = prog.steps.back().t;
   }
   if (!rd.at_end()) {
     rd.mark();
@@ -429,6 +454,51 @@ Program read_blob(const uint8_t* data, const RankIndexEntry& e, Rank r, const Sp
 }
 
 }  // namespace format
+
+// ─── Step by step (binary.h, StepCursor) ────────────────────────────────────
+
+namespace {
+
+// Where the next step record starts: peeks its step number (the record's
+// first field) so that a caller can schedule ranks without decoding.
+void peek_next(const uint8_t* blob, const RankIndexEntry& e, StepCursor& c) {
+  c.next_t = 0;
+  if (c.steps_left == 0) return;
+  if (e.length - c.pos < 4)
+    damaged(e.offset + c.pos, fmt::format("rank {}", c.rank), "truncated: step number needs 4 bytes");
+  c.next_t = get_u32(blob + c.pos);
+}
+
+}  // namespace
+
+StepCursor open_steps(const uint8_t* file, const PlanHeader& h, Rank r, std::vector<SlotId>* inputs,
+                      std::vector<SlotId>* outputs) {
+  COLLPLAN_ASSERT(r < h.index.size() && !h.only_rank, "open_steps: rank not in a whole plan's index");
+  const RankIndexEntry& e = h.index[r];
+  Reader rd(file + e.offset, e.length, e.offset, fmt::format("rank {}", r));
+  StepCursor c;
+  c.rank = r;
+  std::vector<SlotId> in, out;
+  c.steps_left = read_blob_head(rd, r, h.num_steps, c.num_slots, inputs ? *inputs : in, outputs ? *outputs : out);
+  c.pos = rd.offset() - e.offset;
+  peek_next(file + e.offset, e, c);
+  return c;
+}
+
+void read_step_at(const uint8_t* file, const PlanHeader& h, StepCursor& c, Step& st, bool advance) {
+  COLLPLAN_ASSERT(c.steps_left > 0, "read_step_at: no step record left");
+  const RankIndexEntry& e = h.index[c.rank];
+  Reader rd(file + e.offset + c.pos, e.length - c.pos, e.offset + c.pos, fmt::format("rank {}", c.rank));
+  read_step(rd, st, c.prev, c.num_slots, h.spec, h.num_steps);
+  if (!advance) return;
+  c.pos += rd.offset() - (e.offset + c.pos);
+  c.prev = st.t;
+  --c.steps_left;
+  if (c.steps_left == 0 && c.pos != e.length)
+    damaged(e.offset + c.pos, fmt::format("rank {}", c.rank),
+            fmt::format("{} unread bytes at the end of the rank blob", e.length - c.pos));
+  peek_next(file + e.offset, e, c);
+}
 
 bool looks_like_binary_plan(const uint8_t* data, size_t size) {
   return size >= sizeof kMagic && std::memcmp(data, kMagic, sizeof kMagic) == 0;

@@ -1,6 +1,8 @@
 #include "ir/validate.h"
 
+#include <algorithm>
 #include <functional>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,13 +14,6 @@
 namespace collplan::ir {
 
 namespace {
-
-struct SendInfo {
-  Rank to;
-  size_t size;
-  StepNo t;
-  bool matched = false;
-};
 
 // `where` names the combination in a message; it is formatted only for one
 // (a plan has a combination per message element and op).
@@ -152,9 +147,55 @@ void verify_rank_structure(const Spec& spec, uint32_t num_steps, const Program& 
   validate_spec_basics(spec, max_ranks);
   const uint32_t R = num_ranks(spec);
   if (prog.rank >= R) verify_error("program of rank {}, but the plan has ranks 0..{}", prog.rank, R - 1);
-  if (num_steps > (1u << 24)) verify_error("plan has {} steps (at most 16777216 supported)", num_steps);
+  if (num_steps > kMaxSteps) verify_error("plan has {} steps (at most {} supported)", num_steps, kMaxSteps);
   const RankIO io = rank_io(spec, prog.rank);
   check_program(spec, num_steps, prog, prog.rank, io.inputs, io.outputs, {});
+}
+
+void check_rank_messages(const Spec& spec, uint32_t num_steps, const Program& prog, uint32_t n_in, uint32_t n_out,
+                         std::vector<MessageEnd>& sends, std::vector<MessageEnd>& recvs) {
+  const Rank k = prog.rank;
+  check_program(spec, num_steps, prog, k, n_in, n_out,
+                [&](const Send& s, StepNo t) { sends.push_back({k, s.to, s.port, t, t, s.payload.size()}); });
+  for (const Step& st : prog.steps)
+    for (const Recv& r : st.recvs) recvs.push_back({k, r.from, r.port, r.sent_at, st.t, r.into.size()});
+}
+
+void match_messages(const Spec& spec, std::vector<MessageEnd>& sends, const std::vector<MessageEnd>& recvs) {
+  const uint64_t lam = spec.lambda;
+  // Sends by (sender, port, step): a port sends at most one message per step
+  // (check_program), so the key is unique.
+  auto before = [](const MessageEnd& a, const MessageEnd& b) {
+    return std::tie(a.rank, a.port, a.sent_at) < std::tie(b.rank, b.port, b.sent_at);
+  };
+  std::sort(sends.begin(), sends.end(), before);
+  std::vector<uint8_t> matched(sends.size(), 0);
+  // Every receive, in the order given (rank, then step), with exactly one send.
+  for (const MessageEnd& r : recvs) {
+    const MessageEnd want{r.peer, 0, r.port, r.sent_at, 0, 0};
+    auto it = std::lower_bound(sends.begin(), sends.end(), want, before);
+    if (it == sends.end() || it->rank != r.peer || it->port != r.port || it->sent_at != r.sent_at)
+      verify_error("rank {} step {} port {}: receives from rank {} a message sent in step {}, but rank {} sends nothing on port {} in step {}",
+                   r.rank, r.t, r.port, r.peer, r.sent_at, r.peer, r.port, r.sent_at);
+    const MessageEnd& s = *it;
+    if (s.peer != r.rank)
+      verify_error("rank {} step {} port {}: expects a message from rank {} (sent in step {}), but that message goes to rank {}",
+                   r.rank, r.t, r.port, r.peer, r.sent_at, s.peer);
+    uint8_t& m = matched[static_cast<size_t>(it - sends.begin())];
+    if (m)
+      verify_error("rank {} step {} port {}: the message from rank {} sent in step {} is received twice", r.rank, r.t,
+                   r.port, r.peer, r.sent_at);
+    if (s.size != r.size)
+      verify_error("rank {} step {} port {}: receives {} elements from rank {}, but the message sent in step {} has {}",
+                   r.rank, r.t, r.port, r.size, r.peer, r.sent_at, s.size);
+    m = 1;
+  }
+  for (size_t i = 0; i < sends.size(); ++i)
+    if (!matched[i]) {
+      const MessageEnd& s = sends[i];
+      verify_error("rank {} step {} port {}: the message to rank {} is never received (rank {} has no receive on port {} in step {})",
+                   s.rank, s.sent_at, s.port, s.peer, s.peer, s.port, s.sent_at + lam - 1);
+    }
 }
 
 void verify_structure(const Plan& plan, const std::vector<uint32_t>& inputs_per_rank,
@@ -163,40 +204,13 @@ void verify_structure(const Plan& plan, const std::vector<uint32_t>& inputs_per_
   validate_spec_basics(spec);
   const uint32_t R = num_ranks(spec);
   if (plan.ranks.size() != R) verify_error("plan has {} rank programs, the spec needs {}", plan.ranks.size(), R);
-  if (plan.num_steps > (1u << 24)) verify_error("plan has {} steps (at most 16777216 supported)", plan.num_steps);
-  const uint64_t P = spec.p, lam = spec.lambda;
-  std::unordered_map<uint64_t, SendInfo> sends;  // key (from, port, t)
-  auto key = [&](Rank from, Port port, StepNo t) { return (static_cast<uint64_t>(t) * R + from) * P + port; };
-
-  for (uint32_t k = 0; k < R; ++k)
-    check_program(spec, plan.num_steps, plan.ranks[k], k, inputs_per_rank[k], outputs_per_rank[k],
-                  [&](const Send& s, StepNo t) { sends.emplace(key(k, s.port, t), SendInfo{s.to, s.payload.size(), t}); });
-
-  // Match every receive with exactly one send.
-  for (uint32_t k = 0; k < R; ++k)
-    for (const Step& st : plan.ranks[k].steps)
-      for (const Recv& r : st.recvs) {
-        auto it = sends.find(key(r.from, r.port, r.sent_at));
-        if (it == sends.end())
-          verify_error("rank {} step {} port {}: receives from rank {} a message sent in step {}, but rank {} sends nothing on port {} in step {}",
-                       k, st.t, r.port, r.from, r.sent_at, r.from, r.port, r.sent_at);
-        SendInfo& si = it->second;
-        if (si.to != k)
-          verify_error("rank {} step {} port {}: expects a message from rank {} (sent in step {}), but that message goes to rank {}",
-                       k, st.t, r.port, r.from, r.sent_at, si.to);
-        if (si.matched)
-          verify_error("rank {} step {} port {}: the message from rank {} sent in step {} is received twice", k, st.t, r.port, r.from, r.sent_at);
-        if (si.size != r.into.size())
-          verify_error("rank {} step {} port {}: receives {} elements from rank {}, but the message sent in step {} has {}",
-                       k, st.t, r.port, r.into.size(), r.from, r.sent_at, si.size);
-        si.matched = true;
-      }
-  for (const auto& [kk, si] : sends)
-    if (!si.matched) {
-      const uint64_t port = kk % P, from = (kk / P) % R;
-      verify_error("rank {} step {} port {}: the message to rank {} is never received (rank {} has no receive on port {} in step {})",
-                   from, si.t, port, si.to, si.to, port, si.t + lam - 1);
-    }
+  if (plan.num_steps > kMaxSteps) verify_error("plan has {} steps (at most {} supported)", plan.num_steps, kMaxSteps);
+  std::vector<MessageEnd> sends, recvs;
+  for (uint32_t k = 0; k < R; ++k) {
+    if (plan.ranks[k].rank != k) verify_error("program {} is labelled rank {}", k, plan.ranks[k].rank);
+    check_rank_messages(spec, plan.num_steps, plan.ranks[k], inputs_per_rank[k], outputs_per_rank[k], sends, recvs);
+  }
+  match_messages(spec, sends, recvs);
 }
 
 }  // namespace collplan::ir

@@ -23,6 +23,30 @@ void verify_structure(const Plan& plan);
 // (the checker has them from the postcondition it already built).
 void verify_structure(const Plan& plan, const std::vector<uint32_t>& inputs_per_rank,
                       const std::vector<uint32_t>& outputs_per_rank);
+// The most steps a plan may have (a step number is checked against it before
+// anything is allocated per step).
+inline constexpr uint32_t kMaxSteps = 1u << 24;
+
+// One end of a message: a send (rank = sender, peer = destination) or a
+// receive (rank = receiver, peer = source), with the step it was sent in,
+// the step of the end itself, and its element count.
+struct MessageEnd {
+  Rank rank = 0;
+  Rank peer = 0;
+  Port port = 0;
+  StepNo sent_at = 0;
+  StepNo t = 0;
+  uint64_t size = 0;
+};
+// verify_structure in two halves, for a checker that holds one program at a
+// time (`collplan check --streaming`): the rules one program keeps on its
+// own (those of verify_rank_structure, with n_in inputs and n_out outputs),
+// its sends and receives appended to `sends` and `recvs`; then, once every
+// rank has been through it, every receive matched with exactly one send and
+// every send received (the same errors as verify_structure).
+void check_rank_messages(const Spec& spec, uint32_t num_steps, const Program& prog, uint32_t n_in, uint32_t n_out,
+                         std::vector<MessageEnd>& sends, std::vector<MessageEnd>& recvs);
+void match_messages(const Spec& spec, std::vector<MessageEnd>& sends, const std::vector<MessageEnd>& recvs);
 // The rank count and every program's input and output counts against the
 // spec, in O(ranks): run before anything of the operation's size is built,
 // so a small file claiming a large operation is refused in time
