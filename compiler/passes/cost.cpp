@@ -69,8 +69,12 @@ CostReport cost(const ir::Plan& plan, const SearchBound* search) {
         ++c.messages;
         c.elements += s.payload.size();
       }
+  return complete_cost(plan.spec, std::move(c), search);
+}
+
+CostReport complete_cost(const Spec& spec, CostReport c, const SearchBound* search) {
+  c.C2 = 0;
   for (uint64_t s : c.step_sizes) c.C2 += s;
-  const Spec& spec = plan.spec;
   c.lb_C1 = postal_steps_bound(num_ranks(spec), spec.p, spec.lambda);
   if (spec.op == OpKind::DecentralizedEncode && spec.N > spec.K && spec.matrix.cols == spec.N - spec.K) {
     // Systematic: no input has to reach every rank. x_k must reach the R

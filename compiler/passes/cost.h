@@ -103,6 +103,10 @@ struct SearchBound {
 
 // `search`: taken only for an encode of one block with λ = 1.
 CostReport cost(const ir::Plan& plan, const SearchBound* search = nullptr);
+// The same from a plan's figures gathered elsewhere (C1, step_sizes,
+// messages, elements; `collplan check --streaming` gathers them rank by
+// rank): C2, the bounds and the optimality verdict.
+CostReport complete_cost(const Spec& spec, CostReport figures, const SearchBound* search = nullptr);
 // The lower bounds of a spec alone (lb_C1, lb_C2 and its name; the plan's
 // own figures are zero): what `compile --explain` prints before any plan.
 CostReport bounds(const Spec& spec);

@@ -111,47 +111,6 @@ struct RandomCheck {
   }
 };
 
-// The randomized check with up to kLanes trials: a slot's values on all
-// trials side by side in one fixed-size value, so the simulation allocates
-// nothing per slot or per combination, and the field's arithmetic
-// specialised by Arith. Lanes from W on stay 0.
-constexpr uint32_t kLanes = 8;
-
-template <class T>
-struct Lanes {
-  std::array<T, kLanes> v{};
-};
-
-// GF(2^8): addition is xor, a product one lookup in the 64 KiB table.
-struct Gf256Arith {
-  using T = uint8_t;
-  std::vector<uint8_t> table;  // table[c·256 + x] = c·x
-  explicit Gf256Arith(const Field& f) : table(256 * 256) {
-    for (Elem c = 0; c < 256; ++c)
-      for (Elem x = 0; x < 256; ++x) table[c * 256 + x] = static_cast<uint8_t>(f.mul(c, x));
-  }
-  void add(Lanes<T>& acc, const Lanes<T>& x, uint32_t) const {
-    for (uint32_t w = 0; w < kLanes; ++w) acc.v[w] ^= x.v[w];
-  }
-  void mul_add(Lanes<T>& acc, Elem c, const Lanes<T>& x, uint32_t) const {
-    const uint8_t* row = &table[static_cast<size_t>(c) * 256];
-    for (uint32_t w = 0; w < kLanes; ++w) acc.v[w] ^= row[x.v[w]];
-  }
-};
-
-// Any field, through its own operations.
-struct FieldArith {
-  using T = Elem;
-  const Field& f;
-  void add(Lanes<T>& acc, const Lanes<T>& x, uint32_t W) const {
-    for (uint32_t w = 0; w < W; ++w) acc.v[w] = f.add(acc.v[w], x.v[w]);
-  }
-  void mul_add(Lanes<T>& acc, Elem c, const Lanes<T>& x, uint32_t W) const {
-    for (uint32_t w = 0; w < W; ++w)
-      if (x.v[w]) acc.v[w] = f.add(acc.v[w], f.mul(c, x.v[w]));
-  }
-};
-
 template <class Arith>
 struct PackedRandomCheck {
   using T = typename Arith::T;
@@ -171,15 +130,7 @@ struct PackedRandomCheck {
     return v;
   }
   Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
-    Value acc;
-    for (const Term& t : terms) {
-      if (t.coeff == 0) continue;
-      if (t.coeff == 1)
-        ar.add(acc, slots[t.slot], W);
-      else
-        ar.mul_add(acc, t.coeff, slots[t.slot], W);
-    }
-    return acc;
+    return eval_lanes(ar, terms, slots, W);
   }
   void on_end(Rank k, const std::vector<Value>& slots) {
     check_random_outputs(plan, pc, *in.expected, k, slots, [](const Value& v, uint32_t w) { return Elem{v.v[w]}; });
@@ -310,6 +261,8 @@ bool auto_exact_coded(uint64_t max_slots, uint64_t ranks, uint64_t inputs) {
   return max_slots * ranks * inputs <= kAutoExactCells;
 }
 
+}  // namespace
+
 RandomizedInputs randomized_inputs(const Field& f, const Postcondition& pc, const VerifyOptions& opt) {
   const double bits = std::log2(static_cast<double>(f.size()));
   RandomizedInputs in;
@@ -325,8 +278,6 @@ RandomizedInputs randomized_inputs(const Field& f, const Postcondition& pc, cons
   in.expected = std::make_shared<const Evaluator>(f, pc, std::move(x), W);
   return in;
 }
-
-}  // namespace
 
 bool may_verify_exactly(const Postcondition& pc, uint64_t ranks, const VerifyOptions& opt) {
   if (opt.mode != VerifyMode::Auto) return opt.mode == VerifyMode::Exact;

@@ -10,6 +10,7 @@
 // Postcondition must outlive it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -33,6 +34,66 @@ struct RandomizedInputs {
 // field and options must come with the same *drawn. Once *drawn is filled,
 // a randomized check reads pc's offsets and counts but not pc.map.
 VerifyReport verify(const ir::Plan& plan, const Postcondition& pc, const VerifyOptions& opt, RandomizedInputs* drawn);
+
+// The vectors for opt (opt.trials, or enough for a 2^-40 bound), drawn from
+// opt.seed trial by trial, and their images under pc.
+RandomizedInputs randomized_inputs(const Field& f, const Postcondition& pc, const VerifyOptions& opt);
+
+// The randomized check with up to kLanes trials: a slot's values on all
+// trials side by side in one fixed-size value, so the simulation allocates
+// nothing per slot or per combination, and the field's arithmetic
+// specialised by Arith. Lanes from W on stay 0.
+constexpr uint32_t kLanes = 8;
+
+template <class T>
+struct Lanes {
+  std::array<T, kLanes> v{};
+};
+
+// GF(2^8): addition is xor, a product one lookup in the 64 KiB table.
+struct Gf256Arith {
+  using T = uint8_t;
+  std::vector<uint8_t> table;  // table[c·256 + x] = c·x
+  explicit Gf256Arith(const Field& f) : table(256 * 256) {
+    for (Elem c = 0; c < 256; ++c)
+      for (Elem x = 0; x < 256; ++x) table[c * 256 + x] = static_cast<uint8_t>(f.mul(c, x));
+  }
+  void add(Lanes<T>& acc, const Lanes<T>& x, uint32_t) const {
+    for (uint32_t w = 0; w < kLanes; ++w) acc.v[w] ^= x.v[w];
+  }
+  void mul_add(Lanes<T>& acc, Elem c, const Lanes<T>& x, uint32_t) const {
+    const uint8_t* row = &table[static_cast<size_t>(c) * 256];
+    for (uint32_t w = 0; w < kLanes; ++w) acc.v[w] ^= row[x.v[w]];
+  }
+};
+
+// Any field, through its own operations.
+struct FieldArith {
+  using T = Elem;
+  const Field& f;
+  void add(Lanes<T>& acc, const Lanes<T>& x, uint32_t W) const {
+    for (uint32_t w = 0; w < W; ++w) acc.v[w] = f.add(acc.v[w], x.v[w]);
+  }
+  void mul_add(Lanes<T>& acc, Elem c, const Lanes<T>& x, uint32_t W) const {
+    for (uint32_t w = 0; w < W; ++w)
+      if (x.v[w]) acc.v[w] = f.add(acc.v[w], f.mul(c, x.v[w]));
+  }
+};
+
+// Σ terms over slots, on W lanes.
+template <class Arith>
+Lanes<typename Arith::T> eval_lanes(const Arith& ar, const std::vector<ir::Term>& terms,
+                                    const std::vector<Lanes<typename Arith::T>>& slots, uint32_t W) {
+  Lanes<typename Arith::T> acc;
+  for (const ir::Term& t : terms) {
+    if (t.coeff == 0) continue;
+    if (t.coeff == 1)
+      ar.add(acc, slots[t.slot], W);
+    else
+      ar.mul_add(acc, t.coeff, slots[t.slot], W);
+  }
+  return acc;
+}
 
 // Whether verify() can take the exact path for any plan of `ranks`
 // programs against pc (auto mode: when ranks·slots·inputs <= 2^25 for the

@@ -138,6 +138,15 @@ CostReport plan_cost(const ir::Plan& plan) {
   return cost(plan);
 }
 
+CostReport plan_cost(const Spec& s, CostReport figures) {
+  if (s.op == OpKind::Encode && s.lambda == 1 && s.blocks == 1)
+    if (const gen::SearchedEntry* e = gen::find_searched(s.K, s.p)) {
+      const SearchBound bound{e->C1, e->proven_bound};
+      return complete_cost(s, std::move(figures), &bound);
+    }
+  return complete_cost(s, std::move(figures));
+}
+
 CompileResult compile(const Spec& spec_in, const CompileOptions& opt) {
   Spec spec = spec_in;
   validate_spec_basics(spec);

@@ -55,6 +55,8 @@ CompileResult compile(const Spec& spec, const CompileOptions& opt);
 // passes::cost with the bound of the shipped plan search (docs/search.md)
 // for an encode of one block with λ = 1, when the table has (K, p).
 CostReport plan_cost(const ir::Plan& plan);
+// The same from figures gathered without the plan (passes::complete_cost).
+CostReport plan_cost(const Spec& spec, CostReport figures);
 // The pipeline after the generator, for a plan built elsewhere (`collplan
 // search`'s schedules) or by compile(): verify, each pass of opt.passes,
 // verify, cost. A plan wrong at any stage is an InternalError naming the

@@ -63,6 +63,28 @@ std::string user_error_of(Fn&& fn) {
 
 // ---- specs and plans --------------------------------------------------------
 
+// A plain collective (no matrix) of K ranks, p ports, n blocks, latency
+// lambda: broadcast and reduce rooted at a rank that moves with K and n,
+// allgatherv (and prefix with n > 1) with uneven counts, some of them 0,
+// prefix exclusive for odd K + p.
+inline Spec plain_spec(OpKind op, uint32_t K, uint32_t p, uint32_t n, uint32_t lambda, const Field& f) {
+  Spec s;
+  s.op = op;
+  s.K = K;
+  s.p = p;
+  s.lambda = lambda;
+  s.field = f;
+  s.blocks = op == OpKind::Prefix ? 1 : n;
+  if (op == OpKind::Broadcast || op == OpKind::Reduce) s.root = (K * 7 + n) % K;
+  if (op == OpKind::Allgatherv || (op == OpKind::Prefix && n > 1)) {
+    s.counts.resize(K);
+    for (uint32_t k = 0; k < K; ++k) s.counts[k] = (k * 5 + n) % (n + 2);
+    s.counts[K / 2] += 1;  // at least one item in all
+  }
+  if (op == OpKind::Prefix) s.exclusive = (K + p) % 2 == 1;
+  return s;
+}
+
 // An encode spec with a random K x K matrix (matrix_random's seed).
 inline Spec random_encode_spec(uint32_t K, uint32_t p, const Field& f, uint64_t seed, uint32_t lambda = 1) {
   return make_encode_spec(K, p, lambda, f, matrix_random(K, seed, f));

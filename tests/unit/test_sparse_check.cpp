@@ -22,24 +22,6 @@ namespace {
 constexpr OpKind kUncoded[] = {OpKind::Broadcast, OpKind::Reduce,        OpKind::Allgather, OpKind::Allgatherv,
                                OpKind::Allreduce, OpKind::ReduceScatter, OpKind::Prefix};
 
-Spec plain_spec(OpKind op, uint32_t K, uint32_t p, uint32_t n, uint32_t lambda, const Field& f) {
-  Spec s;
-  s.op = op;
-  s.K = K;
-  s.p = p;
-  s.lambda = lambda;
-  s.field = f;
-  s.blocks = op == OpKind::Prefix ? 1 : n;
-  if (op == OpKind::Broadcast || op == OpKind::Reduce) s.root = (K * 7 + n) % K;
-  if (op == OpKind::Allgatherv || (op == OpKind::Prefix && n > 1)) {
-    s.counts.resize(K);
-    for (uint32_t k = 0; k < K; ++k) s.counts[k] = (k * 5 + n) % (n + 2);
-    s.counts[K / 2] += 1;  // at least one item in all
-  }
-  if (op == OpKind::Prefix) s.exclusive = (K + p) % 2 == 1;
-  return s;
-}
-
 // out := out + c·in + c·in at rank k's first output, in the last step: a
 // change of 2c·x, which cancels exactly when the field has characteristic 2.
 ir::Plan add_twice(ir::Plan plan, uint32_t k, Elem c) {
@@ -86,7 +68,7 @@ void grid(uint32_t maxK, uint32_t maxP, uint32_t maxN, uint32_t maxLambda) {
         for (uint32_t p = 1; p <= maxP; ++p)
           for (uint32_t n = 1; n <= maxN; ++n)
             for (uint32_t lambda = 1; lambda <= maxLambda; ++lambda) {
-              const Spec s = plain_spec(op, K, p, n, lambda, Field::gf256());
+              const Spec s = test::plain_spec(op, K, p, n, lambda, Field::gf256());
               const passes::CostModel cm;
               if (g.why_not && !g.why_not(s, cm).empty()) continue;
               INFO(g.name << " K=" << K << " p=" << p << " n=" << n << " lambda=" << lambda);
@@ -109,7 +91,7 @@ TEST_CASE("postcondition: column() and the evaluator describe the same map", "[p
     for (OpKind op : kUncoded)
       for (uint32_t K : {2u, 3u, 7u})
         for (uint32_t n : {1u, 3u}) {
-          const Spec s = plain_spec(op, K, 1, n, 1, f);
+          const Spec s = test::plain_spec(op, K, 1, n, 1, f);
           INFO(op_name(op) << " K=" << K << " n=" << n << " field " << f.name());
           const Postcondition pc = postcondition(s);
           CHECK_FALSE(pc.dense);
@@ -151,7 +133,7 @@ TEST_CASE("sparse exact check: a term added twice cancels in characteristic 2 on
   for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(2), Field::prime(3), Field::prime(65537)}) {
     INFO("field " << f.name());
     const bool char2 = f.name() == "gf256" || f.name() == "gf65536" || f.name() == "prime:2";
-    const Spec s = plain_spec(OpKind::Allreduce, 6, 2, 2, 1, f);
+    const Spec s = test::plain_spec(OpKind::Allreduce, 6, 2, 2, 1, f);
     const ir::Plan plan = gen::find_generator("dissemination-allreduce").build(s, passes::CostModel{});
     const ir::Plan twice = add_twice(plan, 3, 1);
     CHECK(rejected(twice, passes::VerifyMode::Exact) == !char2);
@@ -174,7 +156,7 @@ TEST_CASE("sparse exact check: large K is proven, and a wrong plan there is caug
                         Case{"reduce-scatter-allgather", OpKind::Allreduce, 128, 128},
                         Case{"postal-prefix", OpKind::Prefix, 2048, 1}}) {
     INFO(c.generator << " K=" << c.K);
-    const Spec s = plain_spec(c.op, c.K, 2, c.n, 1, Field::gf256());
+    const Spec s = test::plain_spec(c.op, c.K, 2, c.n, 1, Field::gf256());
     const ir::Plan plan = gen::find_generator(c.generator).build(s, passes::CostModel{});
     CHECK(passes::verify(plan).mode == passes::VerifyMode::Exact);  // auto proves it
     const uint32_t k = c.K - 1;
@@ -191,7 +173,7 @@ TEST_CASE("sparse exact check: large K is proven, and a wrong plan there is caug
 TEST_CASE("auto falls back to the randomized check where the exact one would be too large", "[checker][sparse]") {
   // An allreduce of 2^14 ranks has 2^28 non-zeros in its postcondition,
   // over auto's limit of 2^23: the check is randomized.
-  const Spec s = plain_spec(OpKind::Allreduce, 16384, 1, 1, 1, Field::gf256());
+  const Spec s = test::plain_spec(OpKind::Allreduce, 16384, 1, 1, 1, Field::gf256());
   const ir::Plan plan = gen::find_generator("dissemination-allreduce").build(s, passes::CostModel{});
   const passes::VerifyReport r = passes::verify(plan);
   CHECK(r.mode == passes::VerifyMode::Randomized);
