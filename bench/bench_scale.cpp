@@ -11,7 +11,11 @@
 //   bench_scale [--collplan PATH] [--only GROUP[,GROUP...]] [--max-k K]
 //               [--cap SECONDS]
 //   GROUP: allgather, reduce-scatter, allreduce-rsa, allreduce, prefix,
-//          broadcast, reduce, encode, rank (default: all)
+//          broadcast, reduce, encode, rank, check (default: all)
+//   check: the largest plan of several groups checked twice, by
+//          `collplan check --mode randomized` (the whole plan decoded) and by
+//          `collplan check --streaming` (rank by rank, then step by step);
+//          time, peak memory and peak/plan of each, same seed
 //   --cap: a group stops doubling once a point took longer (default 90 s)
 //
 // Goals (docs/scale.md): allgather and reduce-scatter at K = 4096 in < 20 s
@@ -45,8 +49,10 @@ struct Point {
 };
 
 // Runs `args` (argv[0] = the binary) with stdout and stderr to /dev/null.
-Point run(const std::vector<std::string>& args, const std::string& out) {
-  std::filesystem::remove(out);
+// `out` is the file it writes (removed first), or with `reads`, the plan it
+// reads (kept).
+Point run(const std::vector<std::string>& args, const std::string& out, bool reads = false) {
+  if (!reads) std::filesystem::remove(out);
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
@@ -125,7 +131,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_scale [--collplan PATH] [--only GROUP,...] [--max-k K] [--cap SECONDS]\n"
-                   "GROUP: allgather reduce-scatter allreduce-rsa allreduce prefix broadcast reduce encode rank\n");
+                   "GROUP: allgather reduce-scatter allreduce-rsa allreduce prefix broadcast reduce encode rank check\n");
       return 2;
     }
   }
@@ -190,6 +196,48 @@ int main(int argc, char** argv) {
                                     p.plan_mb)
                       : std::string("failed"));
       if (p.ok) fmt::print("RESULT rank {} {} {:.4f} {:.1f}\n", c.algorithm, K, p.seconds, p.peak_mb);
+    }
+  }
+  if (only.empty() || only.count("check")) {
+    // The whole-plan check against the streaming one, on large plans.
+    struct CheckCase {
+      const char* op;
+      const char* algorithm;
+      uint32_t K;
+      const char* extra;
+    };
+    static const CheckCase kCases[] = {{"allgather", "circulant-allgather", 4096, ""},
+                                       {"reduce-scatter", "circulant-reduce-scatter", 4096, ""},
+                                       {"allreduce", "reduce-scatter-allgather", 2048, "n=K"},
+                                       {"allreduce", "dissemination-allreduce", 65536, ""},
+                                       {"prefix", "postal-prefix", 65536, ""},
+                                       {"encode", "auto", 8192, "--p 2"}};
+    fmt::print("\n{:<15} {:<26} {:>6} {:>8} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>7}\n", "check", "algorithm",
+               "K", "plan_MB", "whole_s", "whole_MB", "/plan", "stream_s", "stream_MB", "/plan", "mem x");
+    for (const CheckCase& c : kCases) {
+      if (c.K > max_k) continue;
+      std::vector<std::string> args = {collplan, "compile", "--op", c.op, "--K", std::to_string(c.K), "--algorithm",
+                                       c.algorithm, "-q", "-o", out};
+      if (std::string(c.extra) == "n=K") args.insert(args.end(), {"--blocks", std::to_string(c.K)});
+      else for (const auto& e : split(c.extra, " ")) args.push_back(e);
+      const Point made = run(args, out);
+      if (!made.ok) {
+        fmt::print("{:<15} {:<26} {:>6} compile failed: {}\n", "check", c.algorithm, c.K, fmt::join(args, " "));
+        continue;
+      }
+      const Point whole = run({collplan, "check", out, "--mode", "randomized", "--seed", "1"}, out, true);
+      const Point stream = run({collplan, "check", out, "--streaming", "--seed", "1"}, out, true);
+      if (!whole.ok || !stream.ok) {
+        fmt::print("{:<15} {:<26} {:>6} check failed (whole {}, streaming {})\n", "check", c.algorithm, c.K,
+                   whole.ok ? "ok" : "failed", stream.ok ? "ok" : "failed");
+        continue;
+      }
+      fmt::print("{:<15} {:<26} {:>6} {:>8.1f} | {:>9.2f} {:>9.1f} {:>9.2f} | {:>9.2f} {:>9.1f} {:>9.2f} | {:>7.2f}\n",
+                 "check", c.algorithm, c.K, made.plan_mb, whole.seconds, whole.peak_mb, whole.peak_mb / made.plan_mb,
+                 stream.seconds, stream.peak_mb, stream.peak_mb / made.plan_mb, whole.peak_mb / stream.peak_mb);
+      fmt::print("RESULT check {} {} {:.4f} {:.1f} {:.4f} {:.1f} {:.3f}\n", c.algorithm, c.K, whole.seconds,
+                 whole.peak_mb, stream.seconds, stream.peak_mb, made.plan_mb);
+      std::fflush(stdout);
     }
   }
   std::filesystem::remove_all(dir);
