@@ -82,16 +82,17 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   if (single_rank_of(path)) return check_single_rank(path, json);
   const ir::Plan plan = load_plan(path);
   passes::VerifyOptions vo = verify_options(mode, trials, seed);
-  // The randomized check holds `trials` values per slot of every rank:
-  // refuse, before allocating, more than 2^28 of them (1 GiB; the default
-  // already reaches a 2^-40 false-accept bound with at most 40 trials).
+  // The randomized check draws `trials` values per input (it holds 8 per
+  // slot, and simulates the plan again for each 8 more): refuse, before
+  // allocating, more than 2^28 of them (1 GiB; the default already reaches
+  // a 2^-40 false-accept bound with at most 40 trials).
   if (trials > 0) {
-    uint64_t slots = 0;
-    for (const auto& prog : plan.ranks) slots += prog.num_slots;
-    if (mul_sat(trials, slots) > kMaxCheckValues)
-      user_error("--trials {}: the randomized check would hold trials x slots = {} x {} values, over the 2^28 = {} "
+    uint64_t inputs = 0;
+    for (const auto& prog : plan.ranks) inputs += prog.inputs.size();
+    if (mul_sat(trials, inputs) > kMaxCheckValues)
+      user_error("--trials {}: the randomized check would draw trials x inputs = {} x {} values, over the 2^28 = {} "
                  "collplan holds (1 GiB); use fewer trials (each multiplies the false-accept bound by 1/q)",
-                 trials, trials, slots, kMaxCheckValues);
+                 trials, trials, inputs, kMaxCheckValues);
   }
   // A long check shows its progress on a terminal (support/progress.h).
   progress::set_enabled(!json && isatty(STDERR_FILENO));

@@ -57,60 +57,9 @@ void verify_rank_structure(const Spec& spec, uint32_t num_steps, const Program& 
 
 namespace {
 
-// The randomized check at the end of rank k's program: lane(v, w) is slot
-// value v on random input vector w, compared with the postcondition's
-// value on the same vectors (the evaluator's).
-template <class Value, class Lane>
-void check_random_outputs(const Plan& plan, const Postcondition& pc, const Evaluator& expected, Rank k,
-                          const std::vector<Value>& slots, Lane lane) {
-  const Program& prog = plan.ranks[k];
-  const uint32_t W = expected.lanes();
-  std::vector<Elem> e(W);
-  for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
-    expected.output(pc.output_col(k, j), e.data());
-    const Value& v = slots[prog.outputs[j]];
-    for (uint32_t w = 0; w < W; ++w)
-      if (lane(v, w) != e[w])
-        algebra_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition gives {}",
-                     k, j, prog.outputs[j], w, lane(v, w), e[w]);
-  }
-}
-
-// Randomized evaluation domain for any number of trials: each slot is a
-// vector of W field elements, rank k's input i reads the drawn vectors
-// (input-major, matrix/postcondition.h Evaluator).
-struct RandomCheck {
-  using Value = std::vector<Elem>;
-  const Field& f;
-  const Postcondition& pc;
-  const Plan& plan;
-  const Evaluator& expected;
-  uint32_t W;
-
-  Value undefined() { return {}; }
-  Value input(Rank k, uint32_t i) {
-    const size_t g = pc.input_offset[k] + i;
-    const std::vector<Elem>& x = expected.inputs();
-    return Value(x.begin() + static_cast<ptrdiff_t>(g * W), x.begin() + static_cast<ptrdiff_t>((g + 1) * W));
-  }
-  Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
-    Value acc(W, 0);
-    for (const Term& t : terms) {
-      if (t.coeff == 0) continue;
-      const Value& v = slots[t.slot];
-      if (t.coeff == 1)
-        for (uint32_t w = 0; w < W; ++w) acc[w] = f.add(acc[w], v[w]);
-      else
-        for (uint32_t w = 0; w < W; ++w)
-          if (v[w]) acc[w] = f.add(acc[w], f.mul(t.coeff, v[w]));
-    }
-    return acc;
-  }
-  void on_end(Rank k, const std::vector<Value>& slots) {
-    check_random_outputs(plan, pc, expected, k, slots, [](const Value& v, uint32_t w) { return v[w]; });
-  }
-};
-
+// The randomized check with up to kLanes trials at a time: lanes [lane0,
+// lane0 + W) of the drawn vectors, side by side in one fixed-size value per
+// slot; more trials take more passes (verify_random.h).
 template <class Arith>
 struct PackedRandomCheck {
   using T = typename Arith::T;
@@ -119,28 +68,25 @@ struct PackedRandomCheck {
   const Postcondition& pc;
   const Plan& plan;
   const RandomizedInputs& in;
-  uint32_t W;
+  uint32_t lane0, W;
+  std::vector<Elem> scratch;
 
   Value undefined() { return {}; }
-  Value input(Rank k, uint32_t i) {
-    const uint32_t g = pc.input_offset[k] + i;
-    Value v;
-    const Elem* x = &in.expected->inputs()[static_cast<size_t>(g) * W];
-    for (uint32_t w = 0; w < W; ++w) v.v[w] = static_cast<T>(x[w]);
-    return v;
-  }
+  Value input(Rank k, uint32_t i) { return input_lanes<T>(pc, *in.expected, k, i, lane0, W); }
   Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
     return eval_lanes(ar, terms, slots, W);
   }
   void on_end(Rank k, const std::vector<Value>& slots) {
-    check_random_outputs(plan, pc, *in.expected, k, slots, [](const Value& v, uint32_t w) { return Elem{v.v[w]}; });
+    check_output_lanes(pc, *in.expected, k, plan.ranks[k].outputs, slots, lane0, W, scratch);
   }
 };
 
 template <class Arith>
 void check_packed(const Plan& plan, const Postcondition& pc, const Arith& ar, const RandomizedInputs& in) {
-  PackedRandomCheck<Arith> dom{ar, pc, plan, in, in.trials};
-  simulate(plan, dom);
+  for (uint32_t lane0 = 0; lane0 < in.trials; lane0 += kLanes) {
+    PackedRandomCheck<Arith> dom{ar, pc, plan, in, lane0, std::min(kLanes, in.trials - lane0), {}};
+    simulate(plan, dom);
+  }
 }
 
 // Exact evaluation domain: each slot is its coefficient vector over all
@@ -330,14 +276,10 @@ VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptio
   rep.trials = in.trials;
   rep.seed = in.seed;
   rep.error_log2 = -bits * rep.trials;
-  if (rep.trials <= kLanes && f.kind() == FieldKind::GF2m && f.m() == 8) {
+  if (f.kind() == FieldKind::GF2m && f.m() == 8)
     check_packed(plan, pc, Gf256Arith(f), in);
-  } else if (rep.trials <= kLanes) {
+  else
     check_packed(plan, pc, FieldArith{f}, in);
-  } else {
-    RandomCheck dom{f, pc, plan, *in.expected, rep.trials};
-    simulate(plan, dom);
-  }
   return rep;
 }
 

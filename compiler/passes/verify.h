@@ -15,7 +15,8 @@
 //               map differs from the postcondition passes one trial with
 //               probability exactly 1/q (its error is a non-zero linear form,
 //               Schwartz–Zippel with degree 1), so all s with probability
-//               <= q^−s. s is chosen so that q^−s <= 2^−40 unless given. The
+//               <= q^−s. s is chosen so that q^−s <= 2^−40 unless given;
+//               8 trials are simulated side by side, more take more runs. The
 //               expected outputs come from the postcondition's evaluator
 //               (matrix/postcondition.h), in O(s · inputs) for a plain
 //               collective: memory follows the plan, not inputs × outputs.

@@ -17,6 +17,7 @@
 
 #include "matrix/postcondition.h"
 #include "passes/verify.h"
+#include "support/error.h"
 
 namespace collplan::passes {
 
@@ -93,6 +94,33 @@ Lanes<typename Arith::T> eval_lanes(const Arith& ar, const std::vector<ir::Term>
       ar.mul_add(acc, t.coeff, slots[t.slot], W);
   }
   return acc;
+}
+
+// Rank k's input i on lanes [lane0, lane0 + W) of the drawn vectors.
+template <class T>
+Lanes<T> input_lanes(const Postcondition& pc, const Evaluator& ex, ir::Rank k, uint32_t i, uint32_t lane0,
+                     uint32_t W) {
+  Lanes<T> v;
+  const Elem* x = &ex.inputs()[(static_cast<size_t>(pc.input_offset[k]) + i) * ex.lanes() + lane0];
+  for (uint32_t w = 0; w < W; ++w) v.v[w] = static_cast<T>(x[w]);
+  return v;
+}
+
+// The end of rank k's program: each output slot's lanes [0, W) against the
+// postcondition's value on drawn vectors [lane0, lane0 + W).
+template <class T>
+void check_output_lanes(const Postcondition& pc, const Evaluator& ex, ir::Rank k, const std::vector<ir::SlotId>& outputs,
+                        const std::vector<Lanes<T>>& slots, uint32_t lane0, uint32_t W, std::vector<Elem>& scratch) {
+  scratch.resize(ex.lanes());
+  for (uint32_t j = 0; j < outputs.size(); ++j) {
+    ex.output(pc.output_col(k, j), scratch.data());
+    const Lanes<T>& v = slots[outputs[j]];
+    for (uint32_t w = 0; w < W; ++w)
+      if (Elem{v.v[w]} != scratch[lane0 + w])
+        algebra_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition "
+                      "gives {}",
+                      k, j, outputs[j], lane0 + w, Elem{v.v[w]}, scratch[lane0 + w]);
+  }
 }
 
 // Whether verify() can take the exact path for any plan of `ranks`

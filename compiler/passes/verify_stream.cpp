@@ -58,7 +58,6 @@ void check_lanes(const MappedPlan& mp, const Postcondition& pc, const Arith& ar,
   const uint32_t R = num_ranks(h.spec);
   const uint64_t P = h.spec.p;
   const uint32_t lam = h.spec.lambda;
-  const uint32_t Wall = in.trials;
   const Evaluator& ex = *in.expected;
 
   std::vector<StepCursor> cur(R);
@@ -67,11 +66,7 @@ void check_lanes(const MappedPlan& mp, const Postcondition& pc, const Arith& ar,
   for (Rank k = 0; k < R; ++k) {
     cur[k] = mp.open(k, &io, nullptr);
     slots[k].assign(cur[k].num_slots, Value{});
-    for (uint32_t i = 0; i < io.size(); ++i) {
-      const Elem* x = &ex.inputs()[(static_cast<size_t>(pc.input_offset[k]) + i) * Wall + lane0];
-      Value& v = slots[k][io[i]];
-      for (uint32_t w = 0; w < W; ++w) v.v[w] = static_cast<T>(x[w]);
-    }
+    for (uint32_t i = 0; i < io.size(); ++i) slots[k][io[i]] = input_lanes<T>(pc, ex, k, i, lane0, W);
   }
   // Messages in flight, keyed by (sender, port, step sent).
   auto key = [&](Rank from, Port port, StepNo t) { return (static_cast<uint64_t>(t) * R + from) * P + port; };
@@ -138,18 +133,10 @@ void check_lanes(const MappedPlan& mp, const Postcondition& pc, const Arith& ar,
     }
   }
   if (!mail.empty()) verify_error("{} messages are never received (the file changed while it was checked?)", mail.size());
-  std::vector<Elem> e(Wall);
+  std::vector<Elem> scratch;
   for (Rank k = 0; k < R; ++k) {
     mp.open(k, nullptr, &io);
-    for (uint32_t j = 0; j < io.size(); ++j) {
-      ex.output(pc.output_col(k, j), e.data());
-      const Value& v = slots[k][io[j]];
-      for (uint32_t w = 0; w < W; ++w)
-        if (Elem{v.v[w]} != e[lane0 + w])
-          algebra_error("rank {} output {} (slot {}) is wrong: on random input vector {} it is {}, the postcondition "
-                        "gives {}",
-                        k, j, io[j], lane0 + w, Elem{v.v[w]}, e[lane0 + w]);
-    }
+    check_output_lanes(pc, ex, k, io, slots[k], lane0, W, scratch);
     std::vector<Value>().swap(slots[k]);
   }
 }
@@ -162,8 +149,22 @@ StreamReport verify_streaming(const MappedPlan& mp, const VerifyOptions& opt) {
                "vector); drop --mode exact, or check without --streaming");
   const PlanHeader& h = mp.header();
   const Spec& spec = h.spec;
-  // The counts from the spec alone: the postcondition (and, for the coded
-  // operations, the matrix checked against the header's digest).
+  // Every program's input and output counts against the spec first, in time
+  // proportional to the file: a small file claiming a large operation must
+  // not make the check build its postcondition (for an encode, K x K).
+  {
+    const std::vector<RankIO> io = rank_ios(spec);
+    std::vector<SlotId> ins, outs;
+    for (Rank k = 0; k < io.size(); ++k) {
+      mp.open(k, &ins, &outs);
+      if (ins.size() != io[k].inputs)
+        verify_error("rank {}: has {} input slots, {} needs {}", k, ins.size(), op_name(spec.op), io[k].inputs);
+      if (outs.size() != io[k].outputs)
+        verify_error("rank {}: has {} output slots, {} needs {}", k, outs.size(), op_name(spec.op), io[k].outputs);
+    }
+  }
+  // The postcondition (for the coded operations, the matrix checked against
+  // the header's digest).
   const Postcondition pc = postcondition(spec);
   StreamReport rep;
   const std::vector<uint32_t> num_slots = check_structure(mp, pc, rep.figures);

@@ -209,6 +209,14 @@ TEST_CASE("streaming check: refusals name what is wrong and the way out", "[chec
         [&] { passes::verify_streaming(mp, passes::VerifyOptions{passes::VerifyMode::Exact, 0, 1}); });
     CHECK_THAT(msg, Catch::Contains("randomized") && Catch::Contains("--mode exact"));
   }
+  {  // wrong counts are refused before the postcondition is built
+    ir::Plan bad = plan;
+    bad.ranks[1].outputs.pop_back();
+    test::TempFile g("counts.cplan");
+    ir::write_binary(bad, g.path);
+    const ir::MappedPlan mp(g.path);
+    CHECK_THROWS_WITH(passes::verify_streaming(mp), Catch::Contains("rank 1: has 3 output slots, allgather needs 4"));
+  }
   test::TempFile one("one.cplan");
   ir::extract_rank(f.path, 2, one.path);
   CHECK_THAT(test::user_error_of([&] { ir::MappedPlan mp(one.path); }),
