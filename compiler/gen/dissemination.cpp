@@ -123,9 +123,14 @@ uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std:
     const DisseminationRound& round = rounds[rounds.size() - 1 - i];
     const uint32_t ts = first_step + static_cast<uint32_t>(i) * lambda, tr = ts + lambda - 1;
     last = tr;
-    // arrived[j][e]: the slots that received contributions to element e of
-    // position j, one per port whose piece covers j.
-    std::vector<std::vector<std::vector<SlotId>>> arrived;
+    // Port q receives contributions to positions 0..len_q − 1, element by
+    // element into consecutive new slots from base[q]: element e of position
+    // j lands in base[q] + at[j] + e, at[j] = the elements of positions < j.
+    uint32_t widest = 0;
+    for (const DisseminationPiece& pc : round) widest = std::max(widest, pc.len);
+    std::vector<uint64_t> at(widest + 1, 0);
+    for (uint32_t j = 0; j < widest; ++j) at[j + 1] = at[j] + partial[j].size();
+    std::vector<SlotId> base(round.size());
     for (uint32_t port = 0; port < round.size(); ++port) {
       const DisseminationPiece& pc = round[port];
       std::vector<Combo> payload;
@@ -133,24 +138,18 @@ uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std:
         for (SlotId s : partial[j]) payload.push_back(unit(s));
       if (!payload.empty())
         prog.at_any(ts).sends.push_back(make_send(ctx, prog, port, (r + pc.offset) % K, std::move(payload)));
-      std::vector<SlotId> into;
-      if (arrived.size() < pc.len) arrived.resize(pc.len);
-      for (uint32_t j = 0; j < pc.len; ++j) {
-        arrived[j].resize(partial[j].size());
-        for (size_t e = 0; e < partial[j].size(); ++e) {
-          const SlotId s = prog.new_slot();
-          arrived[j][e].push_back(s);
-          into.push_back(s);
-        }
-      }
+      base[port] = prog.num_slots;
+      std::vector<SlotId> into(at[pc.len]);
+      for (SlotId& s : into) s = prog.new_slot();
       if (!into.empty())
         prog.at_any(tr).recvs.push_back(make_recv(ctx, prog, tr, port, (r + K - pc.offset) % K, std::move(into)));
     }
-    for (size_t j = 0; j < arrived.size(); ++j)
-      for (size_t e = 0; e < arrived[j].size(); ++e) {
-        if (arrived[j][e].empty()) continue;
+    // Then each element adds what every port brought it, in port order.
+    for (uint32_t j = 0; j < widest; ++j)
+      for (size_t e = 0; e < partial[j].size(); ++e) {
         std::vector<Term> terms{Term{partial[j][e], 1}};
-        for (SlotId s : arrived[j][e]) terms.push_back(Term{s, 1});
+        for (uint32_t port = 0; port < round.size(); ++port)
+          if (j < round[port].len) terms.push_back(Term{static_cast<SlotId>(base[port] + at[j] + e), 1});
         prog.at_any(tr).ops.push_back(make_op(prog, partial[j][e], std::move(terms)));
       }
   }
