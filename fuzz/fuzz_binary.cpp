@@ -12,7 +12,10 @@
 //     whole plan's program when that loaded too;
 //   - extract_rank_image of that rank, read back with decode_rank;
 //   - read_rank through a path (a memfd), which seeks instead of slicing a
-//     buffer, must agree with decode_rank.
+//     buffer, must agree with decode_rank;
+//   - the streaming check (MappedPlan on that path, verify_streaming) must
+//     accept exactly when decode_binary, verify_structure and the
+//     randomized check with the same seed all accept.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -25,6 +28,7 @@
 #include "fuzz_util.h"
 #include "ir/binary.h"
 #include "passes/verify.h"
+#include "passes/verify_stream.h"
 
 using namespace collplan;
 using collplan::fuzz::clean;
@@ -64,15 +68,26 @@ void check_rank(const uint8_t* data, size_t size, const ir::PlanHeader& h, ir::R
 
 void check_image(const uint8_t* data, size_t size) {
   std::optional<ir::Plan> plan;
+  const passes::VerifyOptions randomized{passes::VerifyMode::Randomized, 0, 5};
+  bool whole_ok = false;
   if (clean([&] { plan = ir::decode_binary(data, size); })) {
     COLLPLAN_FUZZ_REQUIRE(plan->ranks.size() == num_ranks(plan->spec));
-    if (clean([&] { ir::verify_structure(*plan); })) clean([&] { passes::verify(*plan); });
+    if (clean([&] { ir::verify_structure(*plan); })) {
+      clean([&] { passes::verify(*plan); });
+      whole_ok = clean([&] { passes::verify(*plan, randomized); });
+    }
     std::vector<uint8_t> again;
     COLLPLAN_FUZZ_REQUIRE(clean([&] { again = ir::encode_binary(*plan); }));
     std::optional<ir::Plan> back;
     COLLPLAN_FUZZ_REQUIRE(clean([&] { back = ir::decode_binary(again.data(), again.size()); }));
     COLLPLAN_FUZZ_REQUIRE(*back == *plan);
   }
+  // The streaming check reads the same file without holding it.
+  const bool stream_ok = clean([&] {
+    const ir::MappedPlan mp(as_file(data, size));
+    passes::verify_streaming(mp, randomized);
+  });
+  COLLPLAN_FUZZ_REQUIRE(stream_ok == whole_ok);
   ir::PlanHeader h;
   if (!clean([&] { h = ir::decode_header(data, size); })) return;
   const ir::Rank n = num_ranks(h.spec);
