@@ -50,6 +50,6 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 echo "== fuzzing: the plan, spec and matrix readers (libFuzzer, ASan + UBSan; docs/fuzzing.md)"
 # Builds the harnesses in build-fuzz/, replays the seed corpora, then fuzzes
-# each harness for FUZZ_SECONDS seconds (30 by default, 15 in CI); any
+# each harness for FUZZ_SECONDS seconds (30 by default, 10 in CI); any
 # finding fails the run.
 bash scripts/fuzz.sh
