@@ -19,6 +19,8 @@ namespace {
 
 using namespace ir;
 
+static_assert(sizeof(MessageEnd) == 32, "a message end is 32 bytes (verify_stream.h, docs/scale.md)");
+
 // Pass 1: every rank's program alone through the per-program rules, its
 // messages kept for matching, the cost figures gathered.
 std::vector<uint32_t> check_structure(const MappedPlan& mp, const Postcondition& pc, CostReport& fig) {
@@ -36,13 +38,13 @@ std::vector<uint32_t> check_structure(const MappedPlan& mp, const Postcondition&
     const Program prog = mp.rank(k);
     check_rank_messages(spec, h.num_steps, prog, pc.inputs_per_rank[k], pc.outputs_per_rank[k], sends, recvs);
     num_slots[k] = prog.num_slots;
-    for (const Step& st : prog.steps)
-      for (const Send& s : st.sends) {
-        auto& sz = fig.step_sizes[st.t - 1];
-        sz = std::max<uint64_t>(sz, s.payload.size());
-        ++fig.messages;
-        fig.elements += s.payload.size();
-      }
+    // The plan's figures are the ranks' parts merged (a step's size is its
+    // largest message at any rank).
+    const RankCostReport part = rank_cost(h.num_steps, prog);
+    for (size_t t = 0; t < part.step_sizes.size(); ++t)
+      fig.step_sizes[t] = std::max(fig.step_sizes[t], part.step_sizes[t]);
+    fig.messages += part.messages_sent;
+    fig.elements += part.elements_sent;
   }
   match_messages(spec, sends, recvs);
   return num_slots;

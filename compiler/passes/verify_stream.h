@@ -6,7 +6,7 @@
 //   1. structure, rank by rank: each rank's program is decoded alone, put
 //      through the same per-program rules as verify_structure
 //      (ir::check_rank_messages) and dropped; its sends and receives are
-//      kept as 40-byte records and matched once every rank is through
+//      kept as 32-byte records and matched once every rank is through
 //      (ir::match_messages). The cost figures are gathered on the way.
 //   2. algebra, step by step: every rank keeps its slot values and a cursor
 //      into its blob; each step decodes one step record at a time and
