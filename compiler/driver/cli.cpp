@@ -107,9 +107,10 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
        "blocks; the decentralized grid streams its rows, docs/decentralized.md), or auto (broadcast, reduce: n from "
        "--beta/--tau/--cost-len, the whole message's length; see docs/circulant.md; decentralized-encode: n "
        "for the streamed rows, docs/decentralized.md; repair, decode: n and the generator of least modeled time, "
-       "docs/repair.md)")
+       "docs/repair.md; allreduce: n = 1 or K, whichever allreduce is modeled faster; allgatherv: the n of least modeled time of "
+       "circulant-allgatherv, --cost-len being one element's length, docs/circulant.md)")
       ->default_str("1");
-  c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: blocks per rank; comma-separated");
+  c->add_option("--counts", sf.counts, "prefix: items per rank (Algorithm B); allgatherv: elements per rank (circulant-allgatherv cuts each into --blocks pieces); comma-separated");
   c->add_flag("--exclusive", sf.exclusive, "prefix: exclusive scan");
   add_uint_option(c, "--N", sf.N,
                   "decentralized-encode, repair, decode: processors, N > K (decentralized-encode: ranks 0..K-1 are the "

@@ -14,7 +14,8 @@
 //                         message.
 //
 // The model is Träff's: one port, synchronous rounds. Specs with p > 1 or
-// λ > 1 are rejected (UserError); postal-broadcast covers them.
+// λ > 1 are rejected (UserError); postal-broadcast covers them. The one
+// exception is allgatherv, whose step messages are striped over p ports.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,8 @@
 
 namespace collplan::gen {
 
-// UserError unless spec.op == op, p == 1 and λ == 1, and K <= max_ranks
+// UserError unless spec.op == op, p == 1 (any p for allgatherv) and λ == 1,
+// and K <= max_ranks
 // (kMaxPlanRanks for a whole plan, up to kMaxRankLocalRanks for one rank).
 void validate_circulant_spec(const Spec& spec, OpKind op, const char* generator, uint32_t max_ranks = kMaxPlanRanks);
 
@@ -93,9 +95,15 @@ PostalSplitCost circulant_broadcast_cost(const Spec& spec);
 PostalSplitCost circulant_allgather_cost(const Spec& spec);
 PostalSplitCost circulant_allreduce_cost(const Spec& spec);
 PostalSplitCost circulant_reduce_cost(const Spec& spec);
-// C2 of allgatherv is bounded by (n−1+q)·Σ_j ⌈counts[j]/n⌉ (every message
-// packs at most one block per root); the estimate uses that bound.
+// C2 of allgatherv is bounded by (n−1+q)·⌈Σ_j ⌈counts[j]/n⌉ / p⌉ (every
+// message packs at most one block per root); the estimate is the exact C2
+// when K²·(n−1+q) <= 2^24 (it walks every rank's schedule), else that bound.
 PostalSplitCost circulant_allgatherv_cost(const Spec& spec);
+// `--blocks auto` for allgatherv: the n of least modeled time
+// (n−1+q)·β + C2(n)·len·τ (len = one element's length) among every n <= 64
+// and a geometric ladder up to min(max counts, 4096): the candidates ranked
+// by the bound on C2, the best 8 of them by C2 as estimated above.
+uint32_t circulant_allgatherv_auto_blocks(const Spec& spec, uint64_t len, double beta, double tau);
 
 // `--blocks auto` for broadcast: a message of m elements in n blocks of
 // ⌈m/n⌉ elements takes T(n) = (n−1+q)·(β + ⌈m/n⌉·τ) (n−1+q rounds, one

@@ -424,11 +424,18 @@ std::string resolve_auto_blocks(Spec& spec, passes::CostModel& cm) {
                                         : "one chunk per rank, reduce-scatter then allgather is modeled faster",
                        m, cm.beta, cm.tau);
   }
+  if (spec.op == OpKind::Allgatherv) {
+    // The counts are elements of length m already: n groups them into
+    // blocks, the elements keep their length.
+    spec.blocks = gen::circulant_allgatherv_auto_blocks(spec, m, cm.beta, cm.tau);
+    return fmt::format(" n={} (blocks auto: argmin (n-1+q)beta + C2(n) m tau of circulant-allgatherv, q={}, p={}; "
+                       "m={}, beta={}, tau={})",
+                       spec.blocks, gen::Circulant(spec.K).q(), spec.p, m, cm.beta, cm.tau);
+  }
   // A reduce is the broadcast reversed in time: the same steps and sizes.
   if (spec.op != OpKind::Broadcast && spec.op != OpKind::Reduce)
-    user_error("--blocks auto is supported for broadcast, reduce, allreduce, decentralized-encode, repair and decode, "
-               "not for '{}' "
-               "(give --blocks N)",
+    user_error("--blocks auto is supported for broadcast, reduce, allreduce, allgatherv, decentralized-encode, repair "
+               "and decode, not for '{}' (give --blocks N)",
                op_name(spec.op));
   spec.blocks = gen::circulant_auto_blocks(spec.K, m, cm.beta, cm.tau);
   cm.len = (m + spec.blocks - 1) / spec.blocks;

@@ -263,7 +263,7 @@ TEST_CASE("cli: decentralized encode with codes, generator files, JSON round tri
   r = run_collplan("list");
   CHECK(r.output().find("(compile --rank: one rank alone)") != std::string::npos);
   expect_error("compile --op decentralized-encode --N 40 --K 4 --blocks 100000", 2, "blocks = 100000");
-  expect_error("compile --op allgather --K 4 --blocks auto", 2, "allreduce, decentralized-encode, repair and decode");
+  expect_error("compile --op allgather --K 4 --blocks auto", 2, "allreduce, allgatherv, decentralized-encode, repair and decode");
   expect_error("compile --op prefix --K 4 --blocks 3", 2, "blocks = 3");
   expect_error("compile --op decentralized-encode --K 4 --p 1", 2, "--N is required");
   expect_error("compile --op decentralized-encode --N 4 --K 4", 2, "N = 4");
@@ -351,7 +351,21 @@ TEST_CASE("cli: circulant broadcast with --blocks auto, and its errors", "[cli][
   INFO(sf.output());
   CHECK(sf.status == 0);
   CHECK(sf.output().find("(blocks auto") != std::string::npos);
-  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast, reduce, allreduce, decentralized-encode, repair and decode");
+  // Allgatherv with p = 2: n for the pipelined, striped circulant plan; the
+  // file checks, and the cost report gives the receive-volume ratio.
+  const std::string agv = (d / "agv.cplan").string();
+  const CommandResult v = run_collplan("compile --op allgatherv --K 12 --p 2 --counts 40,3,0,17,25,9,31,0,12,8,44,6 "
+                                       "--blocks auto --beta 0 -o " + agv);
+  INFO(v.output());
+  REQUIRE(v.status == 0);
+  CHECK(v.output().find("algorithm=circulant-allgatherv n=") != std::string::npos);
+  CHECK(v.output().find("(blocks auto: argmin (n-1+q)beta + C2(n) m tau of circulant-allgatherv, q=4, p=2") !=
+        std::string::npos);
+  CHECK(v.output().find("receive volume bound 98, ratio 1.1") != std::string::npos);
+  const CommandResult vc = run_collplan("check " + agv);
+  INFO(vc.output());
+  CHECK(vc.status == 0);
+  expect_error("compile --op allgather --K 8 --blocks auto -q", 2, "--blocks auto is supported for broadcast, reduce, allreduce, allgatherv, decentralized-encode, repair and decode");
   expect_error("compile --op broadcast --K 8 --blocks many -q", 2, "'many'");
   expect_error("compile --op broadcast --K 8 --p 2 --blocks 4 --algorithm circulant-broadcast -q", 2,
                "algorithm 'circulant-broadcast' cannot compute this spec: circulant schedules use one port per processor (p = 1), got p = 2");

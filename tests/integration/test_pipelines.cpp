@@ -90,6 +90,7 @@ TEST_CASE("p-port collectives replay equal to the direct computation", "[dissemi
   };
   for (const Case& c : {Case{OpKind::Allgather, "dissemination-allgather", 11, 3, 2, 1},
                         Case{OpKind::Allgatherv, "dissemination-allgather", 9, 2, 1, 2},
+                        Case{OpKind::Allgatherv, "circulant-allgatherv", 9, 3, 2, 1},
                         Case{OpKind::ReduceScatter, "dissemination-reduce-scatter", 10, 2, 3, 1},
                         Case{OpKind::ReduceScatter, "circulant-reduce-scatter", 13, 1, 2, 1},
                         Case{OpKind::Allreduce, "dissemination-allreduce", 12, 3, 2, 2},

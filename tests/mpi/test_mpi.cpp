@@ -228,6 +228,8 @@ int main(int argc, char** argv) {
                  compile(block_op(OpKind::Allgather, 3, 2, 1, Field::gf256()), "dissemination-allgather"));
     check_replay("dissemination-allgather allgatherv p=2",
                  compile(block_op(OpKind::Allgatherv, 2, 1, 1, Field::gf256()), "dissemination-allgather"));
+    check_replay("circulant-allgatherv p=3 (striped)",
+                 compile(block_op(OpKind::Allgatherv, 3, 1, 2, Field::gf256()), "circulant-allgatherv"));
     check_replay("dissemination-allreduce p=3 lambda=2",
                  compile(block_op(OpKind::Allreduce, 3, 2, 2, Field::prime(65537)), "dissemination-allreduce"));
     check_replay("reduce-scatter-allgather n=K+3",
