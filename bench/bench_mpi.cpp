@@ -36,8 +36,10 @@
 // 1 measured at start. Every plan's output is compared with its baseline's
 // byte for byte before timing; a difference aborts the benchmark.
 //
-// Output: human-readable rows, and one "RESULT ..." line per figure for
-// scripts/bench_mpi.sh to aggregate over whole runs.
+// Output: human-readable rows (each plan's with its engine copies: the
+// largest staged and delivered bytes over the ranks, as `collplan run
+// --stats` counts them), and one "RESULT ..." line per time and per plan /
+// baseline ratio for scripts/bench_mpi.sh to aggregate over whole runs.
 #include <mpi.h>
 
 #include <algorithm>
@@ -80,6 +82,7 @@ struct Method {
   uint32_t C1 = 0;
   double bytes = 0;  // sent by the busiest rank
   std::vector<double> times;
+  const rt::Engine* engine = nullptr;  // a plan's: its copy figures are printed beside it
 };
 
 // Times the methods interleaved: each repetition runs each once (starting
@@ -189,11 +192,26 @@ class HandLoop {
 
 void report(const char* what, size_t len, const std::vector<Method>& ms, double alpha, double beta,
             const std::string& ratios) {
+  // A plan's engine copies of its last run (`collplan run --stats`), the
+  // largest over the ranks: staged by the engine itself, and delivered.
+  std::vector<std::string> copies(ms.size());
+  for (size_t i = 0; i < ms.size(); ++i) {
+    if (!ms[i].engine) continue;
+    const auto& st = ms[i].engine->stats();
+    uint64_t mine[2] = {st.staged_bytes, st.delivered_bytes}, most[2] = {0, 0};
+    MPI_Reduce(mine, most, 2, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    char b[96];
+    std::snprintf(b, sizeof b, "  engine copies: %.0f KiB staged, %.0f KiB delivered", most[0] / 1024.0,
+                  most[1] / 1024.0);
+    copies[i] = b;
+  }
   if (g_rank != 0) return;
-  for (const Method& m : ms) {
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const Method& m = ms[i];
     const double med = median(m.times);
-    std::printf("%-7s K=%-3d len=%-8zu %-30s %10.3f ms   C1=%-3u sent/rank=%9.0f KiB  model=%9.3f ms\n", what, g_size,
-                len, m.name.c_str(), med * 1e3, m.C1, m.bytes / 1024, (alpha * m.C1 + beta * m.bytes) * 1e3);
+    std::printf("%-7s K=%-3d len=%-8zu %-30s %10.3f ms   C1=%-3u sent/rank=%9.0f KiB  model=%9.3f ms%s\n", what, g_size,
+                len, m.name.c_str(), med * 1e3, m.C1, m.bytes / 1024, (alpha * m.C1 + beta * m.bytes) * 1e3,
+                copies[i].c_str());
     std::string key = m.name;  // one word for the RESULT line
     std::replace(key.begin(), key.end(), ' ', '_');
     std::printf("RESULT %s %d %zu %s %.9f\n", what, g_size, len, key.c_str(), med);
@@ -222,7 +240,7 @@ void bench_encode(size_t len, int reps, double alpha, double beta) {
   const double base_bytes = static_cast<double>(K - 1) * len;
   const auto log2K = static_cast<uint32_t>(std::ceil(std::log2(K)));
   ms.push_back({"plan (" + plan.spec.algorithm + ")", [&] { coll.run(x.data(), y_plan.data(), len); }, res.cost.C1,
-                plan_bytes, {}});
+                plan_bytes, {}, &coll.engine()});
   ms.push_back({"hand-written loop", [&] { hand.run(x.data(), y_hand.data()); }, res.cost.C1, plan_bytes, {}});
   ms.push_back({"mpi reduce_scatter", [&] {
                   products();
@@ -283,7 +301,7 @@ PlanRun& add_plan(std::vector<Method>& ms, std::vector<std::unique_ptr<PlanRun>>
   r->in.resize(r->coll->num_inputs() * count);
   r->out.resize(r->coll->num_outputs() * count);
   ms.push_back({name, [r] { r->coll->run(r->in.data(), r->out.data(), r->count); }, res.cost.C1,
-                static_cast<double>(res.cost.C2) * count, {}});
+                static_cast<double>(res.cost.C2) * count, {}, &r->coll->engine()});
   return *r;
 }
 
@@ -309,6 +327,15 @@ void measure_and_report(const char* what, size_t len, std::vector<Method>& ms, i
     line += r;
   }
   report(what, len, ms, alpha, beta, line);
+  // One RESULT line per plan and ratio, so scripts/bench_mpi.sh's summary
+  // gives the median ratio over its whole runs for every operation.
+  if (g_rank == 0)
+    for (size_t i = 0; i + 1 < ms.size(); ++i) {
+      std::string key = ms[i].name + "/" + baseline;
+      std::replace(key.begin(), key.end(), ' ', '_');
+      std::printf("RESULT ratio_%s %d %zu %s %.6f\n", what, g_size, len, key.c_str(),
+                  median(ms[i].times) / median(ms.back().times));
+    }
 }
 
 // Postal (1 and 4 blocks), circulant (n = --blocks auto under the measured

@@ -85,6 +85,15 @@ class Engine {
     // as several pieces, and those gathered / scattered through staging
     // because the transport takes fewer pieces.
     size_t split_messages = 0, gathered_messages = 0;
+    // Of the last run, in bytes: what the engine copied itself, outside the
+    // transport and the field kernels (an input or output copied aside
+    // because the caller's buffers overlap, a slot copied to another, a
+    // message gathered into or scattered out of staging rows), and what the
+    // transport delivered to this rank (every received message). Copies the
+    // plan needs whatever the engine does (an input into the output buffer
+    // that holds it, e.g. an allgather's own block; an op dst = src; the
+    // first term of a sum) are op_copy_bytes, not staging.
+    uint64_t staged_bytes = 0, delivered_bytes = 0, op_copy_bytes = 0;
   };
   const Stats& stats() const;
 

@@ -98,7 +98,7 @@ void Engine::Impl::emit_accumulate(const std::vector<ir::Term>& nz, size_t from,
 
 // target := Σ nz, where target is not among the sources (nz has no zero
 // coefficients).
-void Engine::Impl::emit_direct(const std::vector<ir::Term>& nz, uint32_t target) {
+void Engine::Impl::emit_direct(const std::vector<ir::Term>& nz, uint32_t target, Code copy_code) {
   if (nz.empty()) {
     emit(Code::zero, 0, target);
   } else if (opt.use_dot && dot_worthy(nz)) {
@@ -112,7 +112,9 @@ void Engine::Impl::emit_direct(const std::vector<ir::Term>& nz, uint32_t target)
   } else {
     const ir::Term& f = nz.front();
     if (f.coeff == 1)
-      emit(Code::copy, f.slot, target);
+      // A sum's first term is arithmetic (there is no three-operand add);
+      // a lone term is a copy, the plan's (an op) or staging (a payload).
+      emit(nz.size() == 1 ? copy_code : Code::op_copy, f.slot, target);
     else
       emit(Code::mul, f.slot, target, mad_table(f.coeff));
     emit_accumulate(nz, 1, target);
@@ -204,7 +206,7 @@ void Engine::Impl::emit_op(const ir::Op& op, std::vector<const ir::Op*>& group) 
   flush_op_group(group);
   switch (dst_use(nz, op.dst)) {
     case DstUse::none:
-      emit_direct(nz, op.dst);
+      emit_direct(nz, op.dst, Code::op_copy);
       break;
     case DstUse::first:
       // dst := c·dst + Σ rest: scale in place, then accumulate. Sound because

@@ -30,7 +30,10 @@ namespace collplan::rt {
 struct Engine::Impl {
   // ── The compiled form ──
 
-  enum class Code : uint8_t { zero, copy, mul, add, mad, dot };
+  // op_copy: a copy the plan itself needs (an op dst = src, the first term
+  // of a sum, an input into the output buffer that holds it); copy: one the
+  // engine adds (staging; Stats::staged_bytes counts only these).
+  enum class Code : uint8_t { zero, copy, op_copy, mul, add, mad, dot };
 
   // One kernel call. Rows ("units") are indices into the arena; the byte
   // address is unit · ℓ · elem_bytes, resolved in the loop (a multiply) or,
@@ -148,6 +151,8 @@ struct Engine::Impl {
   uint32_t dot_scratch_rows = 0;
   uint32_t units = 0;
   Stats stats;
+  mutable uint64_t staged = 0;  // bytes copied by the engine in the current run (Stats::staged_bytes)
+  mutable uint64_t op_copied = 0;  // and the copies the plan needs (Stats::op_copy_bytes)
 
   // ── Resolved by prepare() (the arena) and bind() (the caller's buffers) ──
 
@@ -195,7 +200,8 @@ struct Engine::Impl {
   uint32_t mad_table(Elem c);
   void emit(Code c, uint32_t src, uint32_t dst, uint32_t tab = 0) { instrs.push_back(Instr{c, tab, src, dst}); }
   void emit_dot(const std::vector<uint32_t>& src_units, const std::vector<std::pair<uint32_t, std::vector<Elem>>>& rows);
-  void emit_direct(const std::vector<ir::Term>& nz, uint32_t target);
+  // copy_code: Code::op_copy when target := src is the plan's own op.
+  void emit_direct(const std::vector<ir::Term>& nz, uint32_t target, Code copy_code = Code::copy);
   void emit_accumulate(const std::vector<ir::Term>& nz, size_t from, uint32_t target);
   void emit_payloads(const std::vector<std::pair<const ir::Combo*, uint32_t>>& elems);
   void emit_ops(const std::vector<ir::Op>& ops);

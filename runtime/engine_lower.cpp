@@ -97,7 +97,10 @@ void Engine::Impl::emit_prologue(const ir::Program& prog, const Lowering& lw) {
   const uint32_t n_in = static_cast<uint32_t>(inputs.size());
   pro_b = static_cast<uint32_t>(instrs.size());
   for (uint32_t i = 0; i < n_in; ++i)
-    if (lw.home[inputs[i]] != i) emit(Code::copy, units + i, inputs[i]);
+    if (lw.home[inputs[i]] != i)
+      // Into the caller's output buffer: the output is the input (an
+      // allgather's own block), a copy any implementation makes.
+      emit(lw.home[inputs[i]] == kNone ? Code::copy : Code::op_copy, units + i, inputs[i]);
   const std::vector<uint8_t> first = first_access(prog);
   for (uint32_t sl = 0; sl < num_slots; ++sl)
     if (lw.home[sl] != kNone && lw.home[sl] >= n_in && first[sl] != 1) emit(Code::zero, 0, sl);
@@ -229,7 +232,10 @@ void Engine::Impl::emit_epilogue(const Lowering& lw) {
   const uint32_t n_in = static_cast<uint32_t>(inputs.size()), n_out = static_cast<uint32_t>(outputs.size());
   epi_b = static_cast<uint32_t>(instrs.size());
   for (uint32_t j = 0; j < n_out; ++j)
-    if (lw.home[outputs[j]] != n_in + j) emit(Code::copy, outputs[j], units + n_in + j);
+    if (lw.home[outputs[j]] != n_in + j)
+      // Out of the arena: staging. Out of a caller's buffer (an input read in
+      // place, or another output with the same value): the output's own copy.
+      emit(lw.home[outputs[j]] == kNone ? Code::copy : Code::op_copy, outputs[j], units + n_in + j);
   epi_e = static_cast<uint32_t>(instrs.size());
 }
 

@@ -16,6 +16,7 @@ void Engine::run(Transport& tr, const void* const* inputs, void* const* outputs,
   prepare(len);
   m.check_run(tr, inputs, outputs);
   m.bind_if_changed(inputs, outputs, std::max<uint32_t>(tr.max_pieces(), 1));
+  m.staged = m.op_copied = 0;
   m.copy_private_inputs(inputs);
 
   Status st = tr.begin(m.stats.max_requests);
@@ -35,6 +36,11 @@ void Engine::run(Transport& tr, const void* const* inputs, void* const* outputs,
   if (st != Status::ok) m.fail(tr, st, m.num_steps, nullptr, "finishing the transport:");
   m.exec(m.epi_b, m.epi_e);  // outputs out of their slots
   m.copy_private_outputs(outputs);
+  m.stats.staged_bytes = m.staged;
+  m.stats.op_copy_bytes = m.op_copied;
+  uint64_t delivered = 0;
+  for (const Impl::RecvPlan& r : m.recvs) delivered += uint64_t{r.count} * m.row;
+  m.stats.delivered_bytes = delivered;
 }
 
 void Engine::Impl::check_run(const Transport& tr, const void* const* in, void* const* out) const {
@@ -51,6 +57,7 @@ void Engine::Impl::check_run(const Transport& tr, const void* const* in, void* c
 void Engine::Impl::copy_private_inputs(const void* const* in) const {
   if (!priv_inputs) return;
   for (size_t i = 0; i < inputs.size(); ++i) std::memcpy(at(units + static_cast<uint32_t>(i)), in[i], row);
+  staged += inputs.size() * row;
 }
 
 // Outputs that overlap each other are written after the last step, in order.
@@ -58,6 +65,7 @@ void Engine::Impl::copy_private_outputs(void* const* out) const {
   if (!priv_outputs) return;
   for (size_t j = 0; j < outputs.size(); ++j)
     std::memcpy(out[j], at(units + static_cast<uint32_t>(inputs.size() + j)), row);
+  staged += outputs.size() * row;
 }
 
 void Engine::Impl::exec(uint32_t b, uint32_t e) const {
@@ -69,7 +77,16 @@ void Engine::Impl::exec(uint32_t b, uint32_t e) const {
         std::memset(at(in->dst), 0, row);
         break;
       case Code::copy:
-        if (at(in->src) != at(in->dst)) std::memcpy(at(in->dst), at(in->src), row);
+        if (at(in->src) != at(in->dst)) {
+          std::memcpy(at(in->dst), at(in->src), row);
+          staged += row;
+        }
+        break;
+      case Code::op_copy:
+        if (at(in->src) != at(in->dst)) {
+          std::memcpy(at(in->dst), at(in->src), row);
+          op_copied += row;
+        }
         break;
       case Code::mul:
         gf::mul_prepared(field, mads[in->tab], at(in->src), at(in->dst), len);
@@ -95,8 +112,10 @@ void Engine::Impl::exec(uint32_t b, uint32_t e) const {
 void Engine::Impl::post_sends(Transport& tr, const StepCode& sc) const {
   for (uint32_t i = sc.send_b; i < sc.send_e; ++i) {
     const SendPlan& s = sends[i];
-    if (gather[i])
+    if (gather[i]) {
       for (uint32_t e = 0; e < s.count; ++e) std::memcpy(at(s.fallback + e), at(msg_units[s.unit + e]), row);
+      staged += uint64_t{s.count} * row;
+    }
     const Status st = tr.post_send(s.id, send_desc[i]);
     if (st != Status::ok) {
       const WaitRef ref{true, i};
@@ -126,6 +145,7 @@ void Engine::Impl::wait_due(Transport& tr, const StepCode& sc) const {
     if (ref.is_send || !scatter[ref.index]) continue;
     const RecvPlan& r = recvs[ref.index];
     for (uint32_t e = 0; e < r.count; ++e) std::memcpy(at(msg_units[r.unit + e]), at(r.fallback + e), row);
+    staged += uint64_t{r.count} * row;
   }
 }
 

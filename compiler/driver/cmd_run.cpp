@@ -56,6 +56,7 @@ struct RunOptions {
   uint32_t timeout_ms = 10'000, connect_timeout_ms = 10'000;
   std::string key_file;  // tcp: the job key (else $COLLPLAN_TCP_KEY_FILE)
   std::string trace;  // --trace FILE ("" = none)
+  bool stats = false;  // --stats: per rank, the engine's own copies and the bytes delivered
   std::string format = "text";  // --format text | json
   bool json() const { return format == "json"; }
 };
@@ -81,6 +82,27 @@ nlohmann::json run_json(const RunOptions& o, const ir::Plan& plan, uint32_t rank
   j["mismatch"] = mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json(mismatch);
   j["trace"] = o.trace.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.trace);
   return j;
+}
+
+// `--stats`: per rank, what the engine copied itself (staging), what the
+// transport delivered, and the copies the plan itself needs.
+using Copies = rt::ReplayReport::Copies;
+Copies engine_copies(const rt::Engine& eng) {
+  const rt::Engine::Stats& st = eng.stats();
+  return {st.staged_bytes, st.delivered_bytes, st.op_copy_bytes};
+}
+std::string copies_text(uint32_t rank, const Copies& c) {
+  return fmt::format("rank {}: engine copies: {} bytes staged, {} bytes delivered ({} bytes of copies the plan needs)\n",
+                     rank, c.staged, c.delivered, c.op_copied);
+}
+nlohmann::json copies_json(uint32_t first_rank, const std::vector<Copies>& cs) {
+  nlohmann::json a = nlohmann::json::array();
+  for (size_t i = 0; i < cs.size(); ++i)
+    a.push_back({{"rank", first_rank + i},
+                 {"staged_bytes", cs[i].staged},
+                 {"delivered_bytes", cs[i].delivered},
+                 {"op_copy_bytes", cs[i].op_copied}});
+  return a;
 }
 
 // A replay whose outputs differ: the one error line (exit status 1).
@@ -159,16 +181,18 @@ int run_threads(const RunOptions& o, const ir::Plan& plan) {
       std::cout << fmt::format("trace: wrote {} ({} events, {} ranks)\n", o.trace, events.size(), plan.ranks.size());
   }
   if (o.json()) {
-    std::cout << run_json(o, plan, static_cast<uint32_t>(plan.ranks.size()), rep.seconds_median, rep.seconds_min,
-                          rep.equal ? std::string() : rep.first_mismatch)
-                     .dump(2)
-              << "\n";
+    nlohmann::json j = run_json(o, plan, static_cast<uint32_t>(plan.ranks.size()), rep.seconds_median,
+                                rep.seconds_min, rep.equal ? std::string() : rep.first_mismatch);
+    if (o.stats) j["engine_copies"] = copies_json(0, rep.copies);
+    std::cout << j.dump(2) << "\n";
     return rep.equal ? 0 : replay_mismatch(rep.first_mismatch);
   }
   std::cout << fmt::format("replayed {} on {} in-process ranks, len = {} elements\n", describe(plan),
                            plan.ranks.size(), o.len);
   std::cout << fmt::format("time: median {:.6f} s, min {:.6f} s over {} runs; throughput {:.3f} GB/s of input\n",
                            rep.seconds_median, rep.seconds_min, rep.reps, rep.throughput_gbps);
+  if (o.stats)
+    for (uint32_t r = 0; r < rep.copies.size(); ++r) std::cout << copies_text(r, rep.copies[r]);
   if (!rep.equal) {
     std::cout << "MISMATCH against the direct computation: " << rep.first_mismatch << "\n";
     return replay_mismatch(rep.first_mismatch);
@@ -272,6 +296,15 @@ int run_mpi(const RunOptions& o) {
     int bad = mismatch.empty() ? 0 : 1, bad_ranks = 0;
     MPI_Allreduce(&bad, &bad_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (bad) std::cout << fmt::format("MISMATCH against the direct computation: {}\n", mismatch) << std::flush;
+    // --stats: rank 0 gathers every rank's copy figures (three uint64 each).
+    std::vector<Copies> all_copies;
+    if (o.stats) {
+      const Copies mine = engine_copies(tracer ? *traced_engine : coll.engine());
+      const uint64_t v[3] = {mine.staged, mine.delivered, mine.op_copied};
+      std::vector<uint64_t> all(rank == 0 ? 3 * static_cast<size_t>(size) : 0);
+      MPI_Gather(v, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+      for (size_t i = 0; i + 2 < all.size(); i += 3) all_copies.push_back({all[i], all[i + 1], all[i + 2]});
+    }
     std::vector<rt::TraceEvent> all_events;
     if (tracer) {
       // Rank 0 gathers every rank's events as bytes (TraceEvent is plain data).
@@ -293,6 +326,7 @@ int run_mpi(const RunOptions& o) {
       nlohmann::json j = run_json(o, plan, static_cast<uint32_t>(size), median(times),
                                   *std::min_element(times.begin(), times.end()),
                                   bad_ranks == 0 ? std::string() : fmt::format("{} of {} ranks differ", bad_ranks, size));
+      if (o.stats) j["engine_copies"] = copies_json(0, all_copies);
       std::cout << j.dump(2) << "\n" << std::flush;
     } else if (rank == 0) {
       if (tracer) {
@@ -302,6 +336,7 @@ int run_mpi(const RunOptions& o) {
       std::cout << fmt::format("replayed {} on {} MPI ranks, len = {} elements\n", describe(plan), size, o.len);
       std::cout << fmt::format("time (slowest rank): median {:.6f} s, min {:.6f} s over {} runs\n", median(times),
                                *std::min_element(times.begin(), times.end()), times.size());
+      for (uint32_t r = 0; r < all_copies.size(); ++r) std::cout << copies_text(r, all_copies[r]);
       if (bad_ranks == 0)
         std::cout << "output: every byte on every rank equals the direct computation of the postcondition\n";
       else
@@ -377,6 +412,7 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
     nlohmann::json j = run_json(o, plan, static_cast<uint32_t>(peers.size()), median(times),
                                 *std::min_element(times.begin(), times.end()), mismatch);
     j["rank"] = o.rank;
+    if (o.stats) j["engine_copies"] = copies_json(o.rank, {engine_copies(eng)});
     std::cout << j.dump(2) << "\n";
     return mismatch.empty() ? 0 : replay_mismatch(mismatch);
   }
@@ -384,6 +420,7 @@ int run_tcp(const RunOptions& o, const ir::Plan& plan) {
                            peers.size(), o.len);
   std::cout << fmt::format("time (this rank): median {:.6f} s, min {:.6f} s over {} runs\n", median(times),
                            *std::min_element(times.begin(), times.end()), times.size());
+  if (o.stats) std::cout << copies_text(o.rank, engine_copies(eng));
   const std::string mismatch = rt::first_mismatch(plan.spec.field, o.rank, d.expected, out);
   if (!mismatch.empty()) {
     std::cout << "MISMATCH against the direct computation: " << mismatch << "\n";
@@ -449,9 +486,14 @@ void add_run_command(CLI::App& app, CommandList& cmds) {
   run->add_option("--trace", o->trace,
                   "write a Chrome trace (Perfetto, chrome://tracing) of the timed runs here: per rank, post, wait and "
                   "combine spans per step (mpi, tcp: rank 0 gathers all ranks' events and writes it)");
+  run->add_flag("--stats", o->stats,
+                "print, per rank, the bytes the engine copied itself in the last run (staging: inputs or outputs "
+                "copied aside, messages gathered or scattered, slot-to-slot copies), the bytes the transport "
+                "delivered, and the copies the plan itself needs (an input into its output, an op dst = src; docs/runtime.md)");
   add_format_option(run, o->format);
   run->footer("Examples:\n"
               "  collplan run a.cplan --len 65536\n"
+              "  collplan run a.cplan --stats\n"
               "  collplan run a.cplan --format json\n"
               "  mpirun -np 64 collplan run a.cplan --transport mpi --len 65536\n"
               "  collplan run a.cplan --transport tcp --peers peers.txt --rank 0\n"

@@ -122,6 +122,10 @@ ReplayReport replay_and_compare(const ir::Plan& plan, size_t len, uint64_t seed,
       for (auto& o : outs) std::memset(o.data(), 0xA5, o.size());  // poison: every run must write every output
     times.push_back(runner.run(len, in_ptr, out_ptr));
   }
+  for (uint32_t k = 0; k < K; ++k) {
+    const Engine::Stats& st = runner.engine(k).stats();
+    rep.copies.push_back({st.staged_bytes, st.delivered_bytes, st.op_copy_bytes});
+  }
   std::sort(times.begin(), times.end());
   rep.seconds_min = times.front();
   rep.seconds_median = times.size() % 2 ? times[times.size() / 2]

@@ -24,6 +24,13 @@ struct ReplayReport {
   // for the first differing element in (rank, output, element) order.
   std::string first_mismatch;
   double throughput_gbps = 0;   // bytes_in_total / seconds_median / 1e9
+  // Per rank, of the last run: the engine's own copies and what the
+  // transport delivered (Engine::Stats::staged_bytes, delivered_bytes,
+  // op_copy_bytes).
+  struct Copies {
+    uint64_t staged = 0, delivered = 0, op_copied = 0;
+  };
+  std::vector<Copies> copies;
 };
 
 // Inputs: every rank's input vectors filled with uniform field elements drawn

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.h"
 #include "ir/binary.h"
 #include "matrix/codes.h"
@@ -54,6 +56,25 @@ TEST_CASE("cli: compile, check, show, run, recode, export/import round trip", "[
   INFO(r.output());
   REQUIRE(r.status == 0);
   CHECK(r.output().find("every byte equals") != std::string::npos);
+  // --stats: one line per rank, and the same figures in JSON.
+  r = run_collplan("run " + plan + " --len 100 --reps 1 --stats");
+  INFO(r.output());
+  REQUIRE(r.status == 0);
+  CHECK(r.output().find("rank 0: engine copies: ") != std::string::npos);
+  CHECK(r.output().find("bytes staged, ") != std::string::npos);
+  CHECK(r.output().find("bytes delivered (") != std::string::npos);
+  r = run_collplan("run " + plan + " --len 100 --reps 1 --stats --format json");
+  REQUIRE(r.status == 0);
+  {
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j.at("engine_copies").is_array());
+    CHECK(j.at("engine_copies").size() == j.at("ranks").get<size_t>());
+    CHECK(j.at("engine_copies").at(0).contains("staged_bytes"));
+    CHECK(j.at("engine_copies").at(0).at("delivered_bytes").get<uint64_t>() > 0);
+  }
+  r = run_collplan("run " + plan + " --len 100 --reps 1 --format json");
+  REQUIRE(r.status == 0);
+  CHECK(!nlohmann::json::parse(r.out).contains("engine_copies"));
   const std::string re = (d / "b.cplan").string();
   r = run_collplan("recode " + plan + " --matrix random --seed 99 -o " + re);
   REQUIRE(r.status == 0);

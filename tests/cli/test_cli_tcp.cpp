@@ -65,12 +65,14 @@ TEST_CASE("cli tcp: one process per rank replays correctly and a killed rank is 
   {
     const std::string peers = loopback_peers(4);
     const std::vector<int> rc =
-        run_ranks(dir, 4, [&](int) { return "run " + plan + " --transport tcp --len 1000 --reps 2 --peers " + peers; });
+        run_ranks(dir, 4, [&](int) { return "run " + plan + " --transport tcp --len 1000 --reps 2 --stats --peers " + peers; });
     for (int r = 0; r < 4; ++r) {
       const std::string out = read_file(dir / ("out" + std::to_string(r)));
       INFO("rank " << r << ": " << out);
       CHECK(rc[r] == 0);
       CHECK(out.find("every byte of rank " + std::to_string(r) + " equals the direct computation") != std::string::npos);
+      // --stats: this rank's own copy figures.
+      CHECK(out.find("rank " + std::to_string(r) + ": engine copies: ") != std::string::npos);
     }
   }
 

@@ -580,6 +580,45 @@ TEST_CASE("runtime: a runner is reusable across lengths and keeps arenas exact",
   CHECK(staged.stats().inputs_in_place + staged.stats().outputs_in_place == 0);
 }
 
+// Engine::Stats' copy figures (`collplan run --stats`): an allgather on K
+// ranks of n blocks each, rank r receiving (K−1)·n rows. Zero copy: the own
+// blocks go from the input to the output buffer (a copy the plan needs, not
+// staging) and nothing else is copied. Staged (every slot in the arena):
+// the n inputs copied in, the (K−1)·n sent rows gathered, the (K−1)·n
+// received rows scattered, the K·n outputs copied out.
+TEST_CASE("runtime: the engine counts its own copies and the bytes delivered", "[runtime]") {
+  const uint32_t K = 8, n = 2;
+  const size_t len = 1000;
+  Spec spec;
+  spec.op = OpKind::Allgather;
+  spec.K = K;
+  spec.blocks = n;
+  spec.field = Field::gf65536();
+  pipeline::CompileOptions opt;
+  opt.algorithm = "circulant-allgather";
+  const Plan plan = pipeline::compile(spec, opt).plan;
+  const uint64_t row = len * spec.field.elem_bytes();
+  const rt::ReplayReport rep = rt::replay_and_compare(plan, len, 3, 2);
+  REQUIRE(rep.equal);
+  REQUIRE(rep.copies.size() == K);
+  for (const auto& c : rep.copies) {
+    CHECK(c.staged == 0);
+    CHECK(c.delivered == (K - 1) * n * row);
+    CHECK(c.op_copied == n * row);
+  }
+  const RankVecs in = random_inputs(plan, len, 5);
+  Buffers buf(plan, len, in);
+  rt::ThreadsRunner staged(plan, {}, rt::EngineOptions{false, true});
+  staged.run(len, buf.in_ptr, buf.out_ptr);
+  CHECK(buf.outputs(spec.field.elem_bytes()) == reference(plan, len, in));
+  for (ir::Rank r = 0; r < K; ++r) {
+    const auto& st = staged.engine(r).stats();
+    CHECK(st.delivered_bytes == (K - 1) * n * row);
+    CHECK(st.staged_bytes == (n + 2 * (K - 1) * n + K * n) * row);
+    CHECK(st.op_copy_bytes == 0);
+  }
+}
+
 TEST_CASE("runtime: the round loop does not allocate", "[runtime]") {
   // Self-check: is our counting operator new the one in use?
   g_allocs = 0;

@@ -19,6 +19,10 @@ grep -q "every byte on every rank equals the direct computation" <<<"$out" || fa
 
 out=$("$MPIEXEC" -n 5 "$CP" run "$dir/bc.cplan" --transport mpi --len 33 --reps 1 2>&1) || fail "broadcast replay: $out"
 grep -q "every byte on every rank equals the direct computation" <<<"$out" || fail "broadcast replay: $out"
+# --stats: rank 0 prints every rank's copy figures, one line each.
+out=$("$MPIEXEC" -n 5 "$CP" run "$dir/bc.cplan" --transport mpi --len 33 --reps 1 --stats 2>&1) || fail "broadcast --stats: $out"
+n=$(grep -c "^rank [0-4]: engine copies: [0-9]* bytes staged, [0-9]* bytes delivered" <<<"$out")
+[ "$n" = 5 ] || fail "--stats printed $n rank lines, not 5: $out"
 
 out=$("$MPIEXEC" -n 3 "$CP" run "$dir/enc.cplan" --transport mpi --len 10 2>&1) && fail "wrong size accepted: $out"
 # Every rank fails alike: the error is printed once (by rank 0), every rank exits 2.
