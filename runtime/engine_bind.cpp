@@ -2,6 +2,7 @@
 // and the transport's message descriptors (bind), redone only when ℓ, the
 // buffer pointers or the transport's max_pieces() change.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -13,8 +14,12 @@ namespace collplan::rt {
 
 size_t Engine::arena_bytes(size_t len) const {
   size_t row = 0, total = 0;
+  // No object is larger than PTRDIFF_MAX bytes (and prepare() rounds the
+  // arena up to 64 bytes): a vector or an arena past that is refused here,
+  // not left to the allocator.
+  constexpr size_t kLargest = static_cast<size_t>(PTRDIFF_MAX) - 63;
   if (__builtin_mul_overflow(len, impl_->eb, &row) ||
-      __builtin_mul_overflow(row, size_t{impl_->arena_rows}, &total))
+      __builtin_mul_overflow(row, size_t{impl_->arena_rows}, &total) || row > kLargest || total > kLargest)
     user_error("rank {}: vectors of {} elements need an arena larger than the address space", impl_->rank, len);
   return total;
 }

@@ -42,13 +42,14 @@ std::vector<ir::Term> Engine::Impl::nonzero(const std::vector<ir::Term>& terms) 
 }
 
 // How an op's nonzero terms use its dst: not at all (evaluate into dst), as
-// the first term only (scale and accumulate in place), or otherwise (dst is
-// read after it would be overwritten: evaluate in the scratch row).
+// one term only (scale and accumulate in place: a field sum may be taken in
+// any order, so that term goes first), or more than once (evaluate in the
+// scratch row).
 Engine::Impl::DstUse Engine::Impl::dst_use(const std::vector<ir::Term>& nz, uint32_t dst) {
   size_t uses = 0;
   for (const ir::Term& t : nz) uses += t.slot == dst;
   if (uses == 0) return DstUse::none;
-  return uses == 1 && nz.front().slot == dst ? DstUse::first : DstUse::elsewhere;
+  return uses == 1 ? DstUse::first : DstUse::elsewhere;
 }
 
 uint32_t Engine::Impl::mad_table(Elem c) {
@@ -196,7 +197,7 @@ bool Engine::Impl::joins_group(const std::vector<const ir::Op*>& group, const ir
 }
 
 void Engine::Impl::emit_op(const ir::Op& op, std::vector<const ir::Op*>& group) {
-  const std::vector<ir::Term> nz = nonzero(op.terms);
+  std::vector<ir::Term> nz = nonzero(op.terms);
   const bool groupable = opt.use_dot && dot_worthy(nz) && !reads_slot(op.terms, op.dst);
   if (groupable) {
     if (!joins_group(group, op)) flush_op_group(group);
@@ -208,12 +209,15 @@ void Engine::Impl::emit_op(const ir::Op& op, std::vector<const ir::Op*>& group) 
     case DstUse::none:
       emit_direct(nz, op.dst, Code::op_copy);
       break;
-    case DstUse::first:
+    case DstUse::first: {
       // dst := c·dst + Σ rest: scale in place, then accumulate. Sound because
-      // no later term reads dst.
+      // no other term reads dst (its one term moved to the front).
+      const auto it = std::find_if(nz.begin(), nz.end(), [&](const ir::Term& t) { return t.slot == op.dst; });
+      std::rotate(nz.begin(), it, it + 1);
       if (nz.front().coeff != 1) emit(Code::mul, op.dst, op.dst, mad_table(nz.front().coeff));
       emit_accumulate(nz, 1, op.dst);
       break;
+    }
     case DstUse::elsewhere:
       emit_direct(nz, scratch_unit);
       emit(Code::copy, scratch_unit, op.dst);

@@ -14,112 +14,199 @@ namespace {
 
 using namespace ir;
 
-constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+constexpr uint32_t kNoVar = std::numeric_limits<uint32_t>::max();
+
+// The λ of a program compiled alone: the largest receive latency it shows (a
+// program without receives reads its sends' slots only at their step).
+uint32_t program_lambda(const Program& prog) {
+  uint32_t lam = 1;
+  for (const Step& st : prog.steps)
+    for (const Recv& r : st.recvs)
+      if (st.t >= r.sent_at) lam = std::max<uint32_t>(lam, st.t - r.sent_at + 1);
+  return lam;
+}
 
 }  // namespace
 
-void alloc_slots_rank(Program& prog) {
+void alloc_slots_rank(Program& prog) { alloc_slots_rank(prog, program_lambda(prog)); }
+
+void alloc_slots_rank(Program& prog, uint32_t lambda) {
   const uint32_t S = prog.num_slots;
-  std::vector<uint64_t> first_def(S, kNever), last_use(S, 0);
-  // Position 0 is "before step 1" (inputs); each step uses positions for its
-  // sends, its receives and each op.
+  const uint32_t lam = std::max<uint32_t>(lambda, 1);
+  // Positions: 0 is "before step 1" (inputs); each listed step has one for
+  // its sends, one for its receives and one per op. recv_pos[u]: step u's
+  // receive position, or, for a step the program does not list, the send
+  // position of the next listed step (nothing happens in between).
   uint64_t pos = 0;
-  for (SlotId s : prog.inputs) first_def[s] = 0;
-  // A write after the last read still occupies the slot, so a write also
-  // extends the variable's interval, past its own position: a slot written
-  // again by a receive that is never read (a dead message, e.g. to a rank
-  // whose result is not needed) must not share with another receive of the
-  // same step.
-  auto def = [&](SlotId s) {
-    first_def[s] = std::min(first_def[s], pos);
-    last_use[s] = std::max(last_use[s], pos + 1);
-  };
-  auto use = [&](SlotId s) { last_use[s] = std::max(last_use[s], pos); };
+  StepNo last_t = 0;
   for (const Step& st : prog.steps) {
-    ++pos;
-    for (const Send& s : st.sends)
-      for (const Combo& c : s.payload)
-        for (const Term& t : c.terms) use(t.slot);
-    ++pos;
-    for (const Recv& r : st.recvs)
-      for (SlotId s : r.into) def(s);
-    for (const Op& op : st.ops) {
-      ++pos;
-      for (const Term& t : op.terms) use(t.slot);
-      def(op.dst);
-    }
+    COLLPLAN_ASSERT(st.t > last_t, "alloc-slots: steps out of order");
+    last_t = st.t;
+    pos += 2 + st.ops.size();
   }
   const uint64_t end = pos + 1;
-  for (SlotId s : prog.outputs) last_use[s] = end;
-
-  // Variables: slots that are ever written. A variable occupies its slot on
-  // [first write, end), end = last read or write; a write that is never read
-  // still occupies its own position (end = write + 1), so two writes in the
-  // same receive phase never share. Both ends are positions in [0, end], so
-  // the variables are bucketed by position (counting sorts, O(S + positions))
-  // rather than sorted and kept in a heap of active intervals: at K = 2^20
-  // one rank has 2^21 variables and the heap's cache misses were a third of
-  // its compile.
-  const size_t P = static_cast<size_t>(end) + 1;
-  std::vector<uint64_t> busy_until(S, 0);
-  std::vector<uint32_t> def_at(P + 1, 0), free_at(P + 1, 0);
-  size_t nvars = 0;
-  for (SlotId s = 0; s < S; ++s)
-    if (first_def[s] != kNever) {
-      busy_until[s] = std::max(last_use[s], first_def[s] + 1);
-      ++def_at[first_def[s] + 1];
-      ++free_at[busy_until[s] + 1];
-      ++nvars;
+  std::vector<uint64_t> recv_pos(uint64_t{last_t} + lam + 1, end);
+  {
+    uint64_t p = 0;
+    size_t i = 0;
+    for (StepNo u = 1; u <= last_t; ++u) {
+      if (prog.steps[i].t == u) {
+        recv_pos[u] = p + 2;
+        p += 2 + prog.steps[i].ops.size();
+        ++i;
+      } else {
+        recv_pos[u] = p + 1;  // the next listed step's send position
+      }
     }
+  }
+  auto receive_position = [&](uint64_t u) { return u < recv_pos.size() ? recv_pos[u] : end; };
+
+  // Variables: every write of a slot starts one (the value it holds until
+  // the next write), so a value computed from an input never takes the
+  // input's slot. A variable occupies its slot on [first_def, busy_until):
+  //   - from its write, or for a receive from the step its message is
+  //     posted in (sent_at: the transport may land it any time until it is
+  //     due, and a receive into the slots themselves needs them free);
+  //   - to its last read, or for a value a send reads in step t to the
+  //     receives of step t + λ − 1 inclusive (the transport may read it
+  //     until then; a send from the slots themselves needs it unchanged);
+  //   - at least one position past its write (a write never read still
+  //     occupies its position, so two writes in one receive phase never
+  //     share);
+  //   - inputs for the whole run: an input slot never written is read in
+  //     the caller's input buffer with no copy.
+  // These are the engine's zero-copy conditions (runtime/engine_place.cpp):
+  // lifetimes that respect them let it send and receive in place.
+  std::vector<uint64_t> first_def, busy;
+  // hint[v]: for an op's value, the variable of its first term read there
+  // for the last time; taking that slot makes the op an in-place
+  // accumulation (no copy of the first term).
+  std::vector<uint32_t> hint;
+  std::vector<uint32_t> cur(S, kNoVar);
+  auto new_var = [&](uint64_t from, uint64_t at) {
+    first_def.push_back(from);
+    busy.push_back(at + 1);
+    hint.push_back(kNoVar);
+    return static_cast<uint32_t>(first_def.size() - 1);
+  };
+  auto read = [&](SlotId s, uint64_t until) {
+    COLLPLAN_ASSERT(s < S && cur[s] != kNoVar, "alloc-slots: slot read but never written");
+    busy[cur[s]] = std::max(busy[cur[s]], until);
+  };
+  for (SlotId s : prog.inputs)
+    if (cur[s] == kNoVar) cur[s] = new_var(0, 0);
+  const size_t num_inputs = first_def.size();
+  pos = 0;
+  for (const Step& st : prog.steps) {
+    ++pos;
+    const uint64_t send_until = receive_position(uint64_t{st.t} + lam - 1) + 1;
+    for (const Send& s : st.sends)
+      for (const Combo& c : s.payload)
+        for (const Term& t : c.terms) read(t.slot, std::max(send_until, pos));
+    ++pos;
+    for (const Recv& r : st.recvs) {
+      const uint64_t from = std::min(receive_position(r.sent_at), pos);
+      for (SlotId s : r.into) {
+        COLLPLAN_ASSERT(s < S, "alloc-slots: receive into a slot out of range");
+        cur[s] = new_var(from, pos);
+      }
+    }
+    for (const Op& op : st.ops) {
+      ++pos;
+      for (const Term& t : op.terms) read(t.slot, pos);
+      COLLPLAN_ASSERT(op.dst < S, "alloc-slots: op into a slot out of range");
+      uint32_t h = kNoVar;
+      for (const Term& t : op.terms)
+        if (cur[t.slot] >= num_inputs && busy[cur[t.slot]] == pos) {
+          h = cur[t.slot];
+          break;
+        }
+      cur[op.dst] = new_var(pos, pos);
+      hint.back() = h;
+    }
+  }
+  for (SlotId s : prog.outputs) read(s, end);
+  const size_t nvars = first_def.size();
+  const uint64_t pinned = end + 1;
+  for (size_t v = 0; v < num_inputs; ++v) busy[v] = pinned;
+
+  // Both ends are positions in [0, end + 1], so the variables are bucketed
+  // by position (counting sorts, O(V + positions)) rather than sorted and
+  // kept in a heap of active intervals: at K = 2^20 one rank has 2^21
+  // variables and the heap's cache misses were a third of its compile.
+  const size_t P = static_cast<size_t>(pinned) + 1;
+  std::vector<uint32_t> def_at(P + 1, 0), free_at(P + 1, 0);
+  for (size_t v = 0; v < nvars; ++v) {
+    ++def_at[first_def[v] + 1];
+    ++free_at[busy[v] + 1];
+  }
   for (size_t i = 1; i <= P; ++i) def_at[i] += def_at[i - 1], free_at[i] += free_at[i - 1];
-  // vars: by first write, then slot (the order of a stable counting sort over
-  // slots); ending: by end of interval.
-  std::vector<SlotId> vars(nvars), ending(nvars);
+  // vars: by first write, then creation order (a stable counting sort);
+  // ending: by end of interval.
+  std::vector<uint32_t> vars(nvars), ending(nvars);
   {
     std::vector<uint32_t> d(def_at.begin(), def_at.end() - 1), f(free_at.begin(), free_at.end() - 1);
-    for (SlotId s = 0; s < S; ++s)
-      if (first_def[s] != kNever) {
-        vars[d[first_def[s]]++] = s;
-        ending[f[busy_until[s]]++] = s;
-      }
+    for (uint32_t v = 0; v < nvars; ++v) {
+      vars[d[first_def[v]]++] = v;
+      ending[f[busy[v]]++] = v;
+    }
   }
   // Left-edge colouring: in order of first write, take the lowest slot whose
   // variable has ended. Optimal for interval graphs (uses as many slots as
   // the largest number of simultaneously live values).
+  // An op's value takes its hint's slot when that is free (still optimal:
+  // any free slot keeps the colouring minimal); the queue drops the entries
+  // of slots taken so (is_free).
   std::priority_queue<SlotId, std::vector<SlotId>, std::greater<>> free_slots;
+  std::vector<char> is_free;
   SlotId colors = 0;
-  std::vector<SlotId> color(S, 0);
+  std::vector<SlotId> color(nvars, 0);
   size_t released = 0;  // ending[0, released) have given their slot back
-  for (SlotId v : vars) {
-    // Every variable that ends by v's first write was written before it
-    // (its interval is non-empty), so it has its colour already.
+  for (uint32_t v : vars) {
+    // Every variable that ends by v's first write started before it (its
+    // interval is non-empty), so it has its colour already.
     const size_t upto = free_at[first_def[v] + 1];
-    for (; released < upto; ++released) free_slots.push(color[ending[released]]);
+    for (; released < upto; ++released) {
+      const SlotId c = color[ending[released]];
+      is_free[c] = 1;
+      free_slots.push(c);
+    }
+    while (!free_slots.empty() && !is_free[free_slots.top()]) free_slots.pop();
     SlotId c;
-    if (!free_slots.empty()) {
+    if (hint[v] != kNoVar && is_free[color[hint[v]]]) {
+      c = color[hint[v]];
+    } else if (!free_slots.empty()) {
       c = free_slots.top();
       free_slots.pop();
     } else {
       c = colors++;
+      is_free.push_back(0);
     }
+    is_free[c] = 0;
     color[v] = c;
   }
-  std::vector<SlotId> renum(S, std::numeric_limits<SlotId>::max());
-  for (SlotId v : vars) renum[v] = color[v];
-  auto map = [&](SlotId& s) {
-    COLLPLAN_ASSERT(renum[s] != std::numeric_limits<SlotId>::max(), "alloc-slots: slot read but never written");
-    s = renum[s];
-  };
-  for (SlotId& s : prog.inputs) map(s);
-  for (SlotId& s : prog.outputs) map(s);
+  // The same walk again, renaming every read to its variable's colour and
+  // every write to the new variable's (created in the same order).
+  std::fill(cur.begin(), cur.end(), kNoVar);
+  uint32_t next = 0;
+  for (SlotId& s : prog.inputs) {
+    if (cur[s] == kNoVar) cur[s] = next++;
+    s = color[cur[s]];
+  }
+  COLLPLAN_ASSERT(next == num_inputs, "alloc-slots: inputs renamed differently");
+  auto map = [&](SlotId& s) { s = color[cur[s]]; };
   for (Step& st : prog.steps) {
     for (Send& s : st.sends)
       for (Combo& c : s.payload)
         for (Term& t : c.terms) map(t.slot);
     for (Recv& r : st.recvs)
-      for (SlotId& s : r.into) map(s);
+      for (SlotId& s : r.into) {
+        cur[s] = next++;
+        map(s);
+      }
     for (Op& op : st.ops) {
       for (Term& t : op.terms) map(t.slot);
+      cur[op.dst] = next++;
       map(op.dst);
       // A matrix-bound op is a field linear combination (commutative), so its
       // terms may be put back in slot order: the shoot initialisation then
@@ -134,11 +221,13 @@ void alloc_slots_rank(Program& prog) {
         std::stable_sort(op.terms.begin(), op.terms.end(), by_slot);
     }
   }
+  COLLPLAN_ASSERT(next == nvars, "alloc-slots: variables renamed differently");
+  for (SlotId& s : prog.outputs) map(s);
   prog.num_slots = static_cast<uint32_t>(colors);
 }
 
 void alloc_slots(Plan& plan) {
-  for (Program& prog : plan.ranks) alloc_slots_rank(prog);
+  for (Program& prog : plan.ranks) alloc_slots_rank(prog, plan.spec.lambda);
 }
 
 }  // namespace collplan::passes

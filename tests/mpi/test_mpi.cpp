@@ -279,6 +279,42 @@ int main(int argc, char** argv) {
       }
     }
 
+    // No staging over MPI (`collplan run --stats`): every generator of the
+    // plain collectives, p = 1 and 2, through mpi::Collective (outputs back
+    // to back, messages in pieces up to the transport's limit) copies
+    // nothing of its own: inputs read in place, messages sent from and
+    // received into their slots (docs/runtime.md, "Zero copy").
+    size_t zero_staged_plans = 0;
+    for (OpKind op : {OpKind::Allgather, OpKind::Allgatherv, OpKind::Broadcast, OpKind::Reduce, OpKind::Allreduce,
+                      OpKind::ReduceScatter})
+      for (uint32_t p : {1u, 2u}) {
+        Spec s;
+        s.op = op;
+        s.K = K;
+        s.p = p;
+        s.field = Field::gf256();
+        s.blocks = 4;
+        s.root = K / 2;
+        if (op == OpKind::Allgatherv)
+          for (uint32_t r = 0; r < K; ++r) s.counts.push_back((r * 5 + 2) % 4);
+        for (const gen::Candidate& c : gen::candidates(s, passes::CostModel{})) {
+          if (!c.why_not.empty()) continue;
+          const ir::Plan plan = compile(s, c.generator->name);
+          mpi::Collective coll(plan, MPI_COMM_WORLD);
+          const size_t len = 1000, eb = coll.elem_size();
+          std::vector<unsigned char> send(coll.num_inputs() * len * eb, 3), recv(coll.num_outputs() * len * eb);
+          coll.run(send.data(), recv.data(), len);
+          ++g_checks;
+          ++zero_staged_plans;
+          const uint64_t staged = coll.engine().stats().staged_bytes;
+          if (staged != 0)
+            fail(fmt::format("{} p={} {}: the engine staged {} bytes (expected none)", op_name(op), p,
+                             c.generator->name, staged));
+        }
+      }
+    ++g_checks;
+    if (zero_staged_plans < 12) fail(fmt::format("only {} plans checked for staging", zero_staged_plans));
+
     // Rank-local compile: no process holds any other rank's program.
     check_rank_local_broadcast(0, 1);
     check_rank_local_broadcast(K - 1, 5);
