@@ -153,6 +153,7 @@ struct Engine::Impl {
   Stats stats;
   mutable uint64_t staged = 0;  // bytes copied by the engine in the current run (Stats::staged_bytes)
   mutable uint64_t op_copied = 0;  // and the copies the plan needs (Stats::op_copy_bytes)
+  uint64_t recv_rows = 0;          // rows received per run (Stats::delivered_bytes = recv_rows · row)
 
   // ── Resolved by prepare() (the arena) and bind() (the caller's buffers) ──
 

@@ -39,6 +39,7 @@ void Engine::Impl::compile(const ir::Program& prog) {
   stats.max_requests = lw.id_count;
   stats.units = arena_rows;
   stats.instructions = instrs.size();
+  for (const RecvPlan& r : recvs) recv_rows += r.count;
 }
 
 // The program's sends and receives in program order, and by the step they

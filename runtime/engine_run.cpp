@@ -38,9 +38,7 @@ void Engine::run(Transport& tr, const void* const* inputs, void* const* outputs,
   m.copy_private_outputs(outputs);
   m.stats.staged_bytes = m.staged;
   m.stats.op_copy_bytes = m.op_copied;
-  uint64_t delivered = 0;
-  for (const Impl::RecvPlan& r : m.recvs) delivered += uint64_t{r.count} * m.row;
-  m.stats.delivered_bytes = delivered;
+  m.stats.delivered_bytes = m.recv_rows * m.row;  // counted once at construction, not per run
 }
 
 void Engine::Impl::check_run(const Transport& tr, const void* const* in, void* const* out) const {

@@ -29,6 +29,7 @@
 // moved in all (every element reaches every other rank once).
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "gen/circulant_check.h"
 #include "gen/circulant_plans.h"
@@ -150,15 +151,19 @@ uint64_t bound_C2(const Spec& spec) {
   return uint64_t{T} * ((per_step + spec.p - 1) / spec.p);
 }
 
-// Exact C2 when the O(K²·T) count is cheap, else the bound.
+// Exact C2 when the O(K²·T) count is cheap, else the bound. `sh` holds the
+// K schedules (built on first use; they do not depend on n), so the
+// candidates of --blocks auto share one table.
 constexpr uint64_t kExactC2Work = uint64_t{1} << 24;
-uint64_t estimate_C2(const Spec& spec) {
+uint64_t estimate_C2(const Spec& spec, std::optional<AllgathervShape>& sh) {
   const uint64_t T = spec.blocks - 1 + Circulant(spec.K).q();
   if (uint64_t{spec.K} * spec.K * T > kExactC2Work) return bound_C2(spec);
-  AllgathervShape sh{Circulant(spec.K), {}, {}};
-  CirculantScratch scratch;
-  circulant_table_fast(spec.K, sh.sched, scratch);
-  return exact_C2(spec, sh);
+  if (!sh) {
+    sh.emplace(AllgathervShape{Circulant(spec.K), {}, {}});
+    CirculantScratch scratch;
+    circulant_table_fast(spec.K, sh->sched, scratch);
+  }
+  return exact_C2(spec, *sh);
 }
 
 }  // namespace
@@ -183,7 +188,8 @@ ir::RankPlan circulant_allgatherv_local(const Spec& spec, uint32_t rank) {
 }
 
 PostalSplitCost circulant_allgatherv_cost(const Spec& spec) {
-  return circulant_cost(spec, spec.blocks - 1 + Circulant(spec.K).q(), estimate_C2(spec));
+  std::optional<AllgathervShape> sh;
+  return circulant_cost(spec, spec.blocks - 1 + Circulant(spec.K).q(), estimate_C2(spec, sh));
 }
 
 uint32_t circulant_allgatherv_auto_blocks(const Spec& spec, uint64_t len, double beta, double tau) {
@@ -205,13 +211,14 @@ uint32_t circulant_allgatherv_auto_blocks(const Spec& spec, uint64_t len, double
     ranked.emplace_back(time(n, bound_C2(s)), n);
   }
   const size_t keep = std::min<size_t>(ranked.size(), 8);
+  std::optional<AllgathervShape> sh;
   std::partial_sort(ranked.begin(), ranked.begin() + keep, ranked.end());
   uint32_t best = 0;
   double best_time = std::numeric_limits<double>::infinity();
   for (size_t c = 0; c < keep; ++c) {
     const uint32_t n = ranked[c].second;
     s.blocks = n;
-    const double t = time(n, estimate_C2(s));
+    const double t = time(n, estimate_C2(s, sh));
     if (t < best_time || (t == best_time && n < best)) best_time = t, best = n;
   }
   return best;
