@@ -11,6 +11,9 @@
 
 #define COLLPLAN_AVX2 __attribute__((target("avx2")))
 #define COLLPLAN_AVX2_INLINE __attribute__((target("avx2"), always_inline)) inline
+// The tiles' per-vector loops must be unrolled for their accumulators to
+// stay in registers; -O2 alone keeps them in a stack array.
+#define COLLPLAN_UNROLL _Pragma("GCC unroll 8")
 
 namespace collplan::gf::detail {
 
@@ -192,26 +195,63 @@ COLLPLAN_AVX2 void mul65537_avx2(const Field& f, const MadTable& t, const void* 
   if (i < n) mul65537_scalar(f, t, cbytes(src, 4 * i), bytes(dst, 4 * i), n - i);
 }
 
-// Delayed reduction: every lazy product is < 2^17 + 2, so up to 2^14 of
-// them sum in a 32-bit lane without overflow; c = 65536 (−1) contributes
-// q − x + q·0 ≤ q. One reduce65537 per 2^14 terms and at the end.
+// Delayed reduction with split sums: a lazy product c·x (c < 2^16) is
+// hi·2^16 + lo ≡ lo − hi, so the low halves and the high halves of the k
+// products are summed in two 32-bit lanes each (< 2^16 per term; the
+// negation c = 65536 adds q − x ≤ q to the low sum) and combined once, as
+// lo_sum + 2^14·q − hi_sum < 2^32, by one reduce65537 per 2^14 terms and at
+// the end. Per term and vector: one multiply, a mask, a shift and two adds.
+// Each coefficient is broadcast once per tile of four vectors (32 elements):
+// with a broadcast and a branch per vector, the dot was slower than the
+// per-term kernels at 64 KiB and 1 MiB (bench_gf, 0.79x and 0.84x).
+namespace {
+
+// dot65537_avx2 for kV vectors of 8 elements at element offset i, output j.
+template <int kV>
+COLLPLAN_AVX2_INLINE void dot65537_tile(size_t k, const MadTable* row, const void* const* src, void* out, size_t i) {
+  constexpr size_t kFold = size_t{1} << 14;
+  const __m256i qv = _mm256_set1_epi32(65537);
+  const __m256i mask = _mm256_set1_epi32(0xFFFF);
+  const __m256i bias = _mm256_set1_epi32(static_cast<int>(kFold * 65537));  // >= any hi sum of kFold terms
+  __m256i lo[kV], hi[kV];
+  COLLPLAN_UNROLL
+  for (int v = 0; v < kV; ++v) lo[v] = hi[v] = _mm256_setzero_si256();
+  for (size_t s = 0; s < k; ++s) {
+    const uint32_t c = row[s].c;
+    const unsigned char* p = cbytes(src[s], 4 * i);
+    if (c == 65536) {
+      COLLPLAN_UNROLL
+      for (int v = 0; v < kV; ++v) lo[v] = _mm256_add_epi32(lo[v], _mm256_sub_epi32(qv, loadu(p + 32 * v)));
+    } else {
+      const __m256i cv = _mm256_set1_epi32(static_cast<int>(c));
+      COLLPLAN_UNROLL
+      for (int v = 0; v < kV; ++v) {
+        const __m256i prod = _mm256_mullo_epi32(loadu(p + 32 * v), cv);
+        lo[v] = _mm256_add_epi32(lo[v], _mm256_and_si256(prod, mask));
+        hi[v] = _mm256_add_epi32(hi[v], _mm256_srli_epi32(prod, 16));
+      }
+    }
+    if ((s + 1) % kFold == 0)
+      COLLPLAN_UNROLL
+      for (int v = 0; v < kV; ++v) {
+        lo[v] = reduce65537(_mm256_sub_epi32(_mm256_add_epi32(lo[v], bias), hi[v]), qv);
+        hi[v] = _mm256_setzero_si256();
+      }
+  }
+  COLLPLAN_UNROLL
+  for (int v = 0; v < kV; ++v)
+    storeu(bytes(out, 4 * i + 32 * v), reduce65537(_mm256_sub_epi32(_mm256_add_epi32(lo[v], bias), hi[v]), qv));
+}
+
+}  // namespace
+
 COLLPLAN_AVX2 void dot65537_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
                                  void* const* dst, size_t n) {
-  const __m256i qv = _mm256_set1_epi32(65537);
-  constexpr size_t kFold = size_t{1} << 14;
   size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (size_t j = 0; j < m; ++j) dot65537_tile<4>(k, coef + j * k, src, dst[j], i);
   for (; i + 8 <= n; i += 8)
-    for (size_t j = 0; j < m; ++j) {
-      __m256i acc = _mm256_setzero_si256();
-      for (size_t s = 0; s < k; ++s) {
-        const MadTable& t = coef[j * k + s];
-        const __m256i x = loadu(cbytes(src[s], 4 * i));
-        acc = _mm256_add_epi32(acc, t.c == 65536 ? _mm256_sub_epi32(qv, x)
-                                                 : mul65537_lazy(x, _mm256_set1_epi32(static_cast<int>(t.c)), qv));
-        if ((s + 1) % kFold == 0) acc = reduce65537(acc, qv);
-      }
-      storeu(bytes(dst[j], 4 * i), reduce65537(acc, qv));
-    }
+    for (size_t j = 0; j < m; ++j) dot65537_tile<1>(k, coef + j * k, src, dst[j], i);
   if (i < n) {
     for (size_t j = 0; j < m; ++j) {
       mul65537_scalar(f, coef[j * k], cbytes(src[0], 4 * i), bytes(dst[j], 4 * i), n - i);
@@ -258,36 +298,106 @@ COLLPLAN_AVX2_INLINE __m256i final64(__m256i v, const Fold64& F) {
 
 }  // namespace
 
+namespace {
+
+// dotp_avx2 for kV vectors of 8 elements at element offset i, one output:
+// each coefficient is broadcast once per tile (2 vectors: 4 accumulators of
+// 64-bit lanes).
+template <int kV>
+COLLPLAN_AVX2_INLINE void dotp_tile(size_t k, const MadTable* row, const void* const* src, void* out, size_t i,
+                                    size_t fold, const Fold64& F) {
+  __m256i ae[kV], ao[kV];
+  COLLPLAN_UNROLL
+  for (int v = 0; v < kV; ++v) ae[v] = ao[v] = _mm256_setzero_si256();
+  size_t since = 0;
+  for (size_t s = 0; s < k; ++s) {
+    const __m256i cv = _mm256_set1_epi64x(static_cast<long long>(row[s].c));
+    const unsigned char* p = cbytes(src[s], 4 * i);
+    COLLPLAN_UNROLL
+    for (int v = 0; v < kV; ++v) {
+      const __m256i x = loadu(p + 32 * v);
+      ae[v] = _mm256_add_epi64(ae[v], _mm256_mul_epu32(x, cv));
+      ao[v] = _mm256_add_epi64(ao[v], _mm256_mul_epu32(_mm256_srli_epi64(x, 32), cv));
+    }
+    if (++since == fold) {
+      COLLPLAN_UNROLL
+      for (int v = 0; v < kV; ++v) {
+        ae[v] = fold64(ae[v], F);
+        ao[v] = fold64(ao[v], F);
+      }
+      since = 0;
+    }
+  }
+  COLLPLAN_UNROLL
+  for (int v = 0; v < kV; ++v) {
+    const __m256i e = final64(fold64(ae[v], F), F);
+    const __m256i o = final64(fold64(ao[v], F), F);
+    storeu(bytes(out, 4 * i + 32 * v), _mm256_blend_epi32(e, _mm256_slli_epi64(o, 32), 0xAA));
+  }
+}
+
+}  // namespace
+
 COLLPLAN_AVX2 void dotp_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
                              void* const* dst, size_t n) {
   const uint64_t q = f.size();
   const uint64_t R = (uint64_t{1} << 32) % q;
-  Fold64 F{_mm256_set1_epi64x(static_cast<long long>(q)), _mm256_set1_epi64x(static_cast<long long>(R)),
-           _mm256_set1_epi64x(static_cast<long long>((R << 32) / q)),
-           _mm256_set1_epi64x(static_cast<long long>((uint64_t{1} << 32) / q)), _mm256_set1_epi64x(0xFFFFFFFFLL)};
+  const Fold64 F{_mm256_set1_epi64x(static_cast<long long>(q)), _mm256_set1_epi64x(static_cast<long long>(R)),
+                 _mm256_set1_epi64x(static_cast<long long>((R << 32) / q)),
+                 _mm256_set1_epi64x(static_cast<long long>((uint64_t{1} << 32) / q)), _mm256_set1_epi64x(0xFFFFFFFFLL)};
   // Terms that may be added to a value below 4q without exceeding 2^64 − 1.
   const unsigned __int128 room = (static_cast<unsigned __int128>(1) << 64) - 1 - 4 * q;
   const size_t fold = static_cast<size_t>(std::min<unsigned __int128>(room / ((q - 1) * (q - 1)), 1u << 20));
   size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (size_t j = 0; j < m; ++j) dotp_tile<2>(k, coef + j * k, src, dst[j], i, fold, F);
   for (; i + 8 <= n; i += 8)
+    for (size_t j = 0; j < m; ++j) dotp_tile<1>(k, coef + j * k, src, dst[j], i, fold, F);
+  if (i < n) {
     for (size_t j = 0; j < m; ++j) {
-      __m256i ae = _mm256_setzero_si256(), ao = _mm256_setzero_si256();
-      size_t since = 0;
-      for (size_t s = 0; s < k; ++s) {
-        const __m256i cv = _mm256_set1_epi64x(static_cast<long long>(coef[j * k + s].c));
-        const __m256i x = loadu(cbytes(src[s], 4 * i));
-        ae = _mm256_add_epi64(ae, _mm256_mul_epu32(x, cv));
-        ao = _mm256_add_epi64(ao, _mm256_mul_epu32(_mm256_srli_epi64(x, 32), cv));
-        if (++since == fold) {
-          ae = fold64(ae, F);
-          ao = fold64(ao, F);
-          since = 0;
-        }
-      }
-      ae = final64(fold64(ae, F), F);
-      ao = final64(fold64(ao, F), F);
-      storeu(bytes(dst[j], 4 * i), _mm256_blend_epi32(ae, _mm256_slli_epi64(ao, 32), 0xAA));
+      mulp_scalar(f, coef[j * k], cbytes(src[0], 4 * i), bytes(dst[j], 4 * i), n - i);
+      for (size_t s = 1; s < k; ++s) madp_scalar(f, coef[j * k + s], cbytes(src[s], 4 * i), bytes(dst[j], 4 * i), n - i);
     }
+  }
+}
+
+// ── Prime fields from 2^30: Shoup per term, sums kept in registers ─────────
+//
+// Above 2^30 the 64-bit delayed sums must be folded every 4-15 terms, which
+// made that kernel 0.7x of the per-term kernels (bench_gf, q = 2^31 − 1).
+// This one reduces every product as mad does (Shoup, then one conditional
+// subtraction) but keeps each output tile in registers over all k terms:
+// dst is written once instead of loaded and stored per term.
+
+namespace {
+
+template <int kV>
+COLLPLAN_AVX2_INLINE void dots_tile(size_t k, const MadTable* row, const void* const* src, void* out, size_t i,
+                                    __m256i qv) {
+  __m256i acc[kV];
+  COLLPLAN_UNROLL
+  for (int v = 0; v < kV; ++v) acc[v] = _mm256_setzero_si256();
+  for (size_t s = 0; s < k; ++s) {
+    const __m256i cv = _mm256_set1_epi32(static_cast<int>(row[s].c));
+    const __m256i cpv = _mm256_set1_epi64x(static_cast<long long>(row[s].shoup));
+    const unsigned char* p = cbytes(src[s], 4 * i);
+    COLLPLAN_UNROLL
+    for (int v = 0; v < kV; ++v) acc[v] = addmod8(acc[v], shoup8(loadu(p + 32 * v), cv, cpv, qv), qv);
+  }
+  COLLPLAN_UNROLL
+  for (int v = 0; v < kV; ++v) storeu(bytes(out, 4 * i + 32 * v), acc[v]);
+}
+
+}  // namespace
+
+COLLPLAN_AVX2 void dots_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
+                             void* const* dst, size_t n) {
+  const __m256i qv = _mm256_set1_epi32(static_cast<int>(f.size()));
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (size_t j = 0; j < m; ++j) dots_tile<4>(k, coef + j * k, src, dst[j], i, qv);
+  for (; i + 8 <= n; i += 8)
+    for (size_t j = 0; j < m; ++j) dots_tile<1>(k, coef + j * k, src, dst[j], i, qv);
   if (i < n) {
     for (size_t j = 0; j < m; ++j) {
       mulp_scalar(f, coef[j * k], cbytes(src[0], 4 * i), bytes(dst[j], 4 * i), n - i);

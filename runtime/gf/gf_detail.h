@@ -79,6 +79,10 @@ void dotp_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const v
                size_t n);
 void dot65537_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
                    void* const* dst, size_t n);
+// Every prime q < 2^31: Shoup's product per term (as madp_avx2) with each
+// output tile summed in registers over all k terms and stored once.
+void dots_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+               size_t n);
 
 // Portable fast paths (gf_kernels.cpp).
 void mad16_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);

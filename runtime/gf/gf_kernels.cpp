@@ -267,11 +267,14 @@ void dot_impl(const Field& f, size_t k, size_t m, const MadTable* coef, const un
     detail::dot16_gfni(f, k, m, coef, src, dst, n);
     return;
   }
-  if (f.kind() == FieldKind::Prime && detail::cpu_has_avx2() && (is_65537(f) || f.size() < (uint64_t{1} << 30))) {
+  if (f.kind() == FieldKind::Prime && detail::cpu_has_avx2()) {
     // Delayed reduction: one reduction per output element (or per fold of
     // >= 16 terms), not per term. Above 2^30 the 64-bit sums must be folded
-    // every 4-15 terms, which costs more than Shoup per term (bench_gf).
-    (is_65537(f) ? detail::dot65537_avx2 : detail::dotp_avx2)(f, k, m, coef, src, dst, n);
+    // every 4-15 terms, which costs more than Shoup per term (bench_gf), so
+    // there each term is reduced and only the sum stays in registers.
+    (is_65537(f)                             ? detail::dot65537_avx2
+     : f.size() < (uint64_t{1} << 30) ? detail::dotp_avx2
+                                              : detail::dots_avx2)(f, k, m, coef, src, dst, n);
     return;
   }
   const size_t block = kDotBlockBytes / eb;

@@ -63,10 +63,12 @@
 //              dot() for q < 2^30 (AVX2): delayed reduction -- 64-bit
 //              products summed unreduced, folded back by two Shoup products
 //              only when the sum could overflow (every >= 16 terms) and once
-//              at the end (gf_avx2.cpp).
+//              at the end; from 2^30, Shoup per term with the sum of each
+//              output tile kept in registers (gf_avx2.cpp).
 //   prime:65537  2^16 = -1: c*x = hi*2^16 + lo = lo - hi, no multiply for the
-//              reduction (c = 65536 = -1 is a negation). dot() sums the lazy
-//              terms (< 2^17) in 32-bit lanes, reducing once per 2^14 terms.
+//              reduction (c = 65536 = -1 is a negation). dot() sums the low
+//              and the high halves in separate 32-bit lanes, combining and
+//              reducing them once per 2^14 terms.
 //
 // Overlap. mul() allows src == dst (exactly equal); otherwise, and for mad(),
 // add() and dot(), source and destination regions must not overlap.

@@ -450,13 +450,15 @@ TEST_CASE("gf dot: delayed reduction at its overflow limits", "[gf]") {
   for (const auto& [q, k] : {std::pair<uint64_t, size_t>{2147483647, 13}, {1073741789, 70}, {65537, (size_t{1} << 14) + 5}}) {
     const Field f = Field::prime(q);
     INFO(f.name() << " k = " << k);
-    const size_t n = 19;  // two vectors of 8 and a scalar tail
+    const size_t n = 43;  // a tile of 32 (65537) or two of 16 (Shoup), a single vector of 8, a scalar tail
     std::mt19937_64 rng(q);
     std::vector<Elem> co(k);
     std::vector<std::vector<unsigned char>> srcs(k, std::vector<unsigned char>(4 * n));
     std::vector<const void*> sp;
     for (size_t s = 0; s < k; ++s) {
-      co[s] = s % 3 == 2 ? static_cast<Elem>(rng() % q) : static_cast<Elem>(q - 1);  // mostly the largest constant
+      // Mostly the largest constants: q − 1 (for 65537 the negation path)
+      // and q − 2 (for 65537 the largest high halves, 65535 · 65536).
+      co[s] = s % 3 == 2 ? static_cast<Elem>(rng() % q) : static_cast<Elem>(q - 1 - s % 3);
       for (size_t i = 0; i < n; ++i) {
         const uint32_t x = i % 2 ? static_cast<uint32_t>(q - 1) : static_cast<uint32_t>(i % 4 ? 0 : rng() % q);
         std::memcpy(srcs[s].data() + 4 * i, &x, 4);
