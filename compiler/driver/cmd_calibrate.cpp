@@ -340,7 +340,8 @@ int calibrate_threads(const CalibrateOptions& o) {
     per_pair.push_back(one_way(rtt));
     for (size_t i = 0; i < sizes.size(); ++i) trips[i] += rtt[i].size();
   }
-  return report_and_write(o, o.ranks, o.ranks, pairs, sizes, per_pair, trips);
+  // Only the pair's two threads run at a time: that is what the processors hold.
+  return report_and_write(o, o.ranks, 2, pairs, sizes, per_pair, trips);
 }
 
 #ifdef COLLPLAN_HAVE_MPI
