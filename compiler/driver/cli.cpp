@@ -105,8 +105,8 @@ void add_spec_flags(CLI::App* c, SpecFlags& sf) {
        },
        "blocks per buffer (n >= 1) of the block collectives and of encode / decentralized-encode (each x_k in n "
        "blocks; the decentralized grid streams its rows, docs/decentralized.md), or auto (broadcast, reduce: n from "
-       "--beta/--tau/--cost-len, the whole message's length; see docs/circulant.md; decentralized-encode: n "
-       "for the streamed rows, docs/decentralized.md; repair, decode: n and the generator of least modeled time, "
+       "--beta/--tau or --cost-file, and --cost-len, the whole message's length; see docs/circulant.md; "
+       "decentralized-encode: n for the streamed rows, docs/decentralized.md; repair, decode: n and the generator of least modeled time, "
        "docs/repair.md; allreduce: n = 1 or K, whichever allreduce is modeled faster; allgatherv: the n of least modeled time of "
        "circulant-allgatherv, --cost-len being one element's length, docs/circulant.md)")
       ->default_str("1");

@@ -63,6 +63,7 @@ void add_bound_command(CLI::App& app, CommandList& cmds);              // cmd_bo
 void add_import_command(CLI::App& app, CommandList& cmds);             // cmd_import.cpp
 void add_export_command(CLI::App& app, CommandList& cmds);             // cmd_export.cpp
 void add_recode_command(CLI::App& app, CommandList& cmds);             // cmd_recode.cpp
+void add_calibrate_command(CLI::App& app, CommandList& cmds);          // cmd_calibrate.cpp
 
 // `show`'s pictures (driver/cmd_show.cpp): --svg, --dot, --html, --trace,
 // --coefficients, --summary, --diagram, --ranks, --steps.

@@ -42,7 +42,7 @@ passes::VerifyOptions verify_options(const std::string& mode, uint32_t trials, s
 // `check --streaming`: the plan file mapped and checked rank by rank and
 // step by step (passes/verify_stream.h), never decoded whole.
 int cmd_check_streaming(const std::string& path, const passes::VerifyOptions& vo, bool json,
-                        const passes::CostModel& m) {
+                        const CostFlags& cost) {
   if (!is_binary_file(path))
     user_error("{}: --streaming reads binary plan files (.cplan); convert a JSON plan with `collplan import`, or "
                "check it without --streaming",
@@ -50,6 +50,7 @@ int cmd_check_streaming(const std::string& path, const passes::VerifyOptions& vo
   if (single_rank_of(path)) return check_single_rank(path, json);
   const ir::MappedPlan mp(path);
   const Spec& spec = mp.header().spec;
+  const passes::CostModel m = cost.model_for(spec.field);
   progress::set_enabled(!json && isatty(STDERR_FILENO));
   const passes::StreamReport rep = passes::verify_streaming(mp, vo);
   const auto c = pipeline::plan_cost(spec, rep.figures);
@@ -72,13 +73,14 @@ int cmd_check_streaming(const std::string& path, const passes::VerifyOptions& vo
   std::cout << fmt::format("algebra:   OK, {}; step by step, {} pass{} over the file, {} slot values held\n",
                            rep.verify.describe(), rep.passes, rep.passes == 1 ? "" : "es", rep.slots);
   if (order) std::cout << fmt::format("order:     {}\n", order);
+  std::cout << cost.describe(spec.field);
   print_cost(c, m, nullptr);
   return 0;
 }
 
 int cmd_check(const std::string& path, const std::string& mode, uint32_t trials, std::optional<uint64_t> seed, bool json,
-              bool field_only, bool streaming, const passes::CostModel& m) {
-  if (streaming) return cmd_check_streaming(path, verify_options(mode, trials, seed), json, m);
+              bool field_only, bool streaming, const CostFlags& cost) {
+  if (streaming) return cmd_check_streaming(path, verify_options(mode, trials, seed), json, cost);
   if (single_rank_of(path)) return check_single_rank(path, json);
   const ir::Plan plan = load_plan(path);
   passes::VerifyOptions vo = verify_options(mode, trials, seed);
@@ -105,6 +107,7 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   const bool order_checked = plan.spec.op == OpKind::Prefix && !field_only;
   if (order_checked) passes::verify_order(plan);
   const auto c = pipeline::plan_cost(plan);
+  const passes::CostModel m = cost.model_for(plan.spec.field);
   if (json) {
     nlohmann::json j;
     j["ok"] = true;
@@ -121,6 +124,7 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   std::cout << fmt::format("algebra:   OK, {}\n", rep.describe());
   if (order_checked)
     std::cout << "order:     OK, operands combined as adjacent intervals left to right (any associative operator)\n";
+  std::cout << cost.describe(plan.spec.field);
   print_cost(c, m, nullptr);
   return 0;
 }
@@ -131,7 +135,7 @@ struct CheckFlags {
   std::optional<uint64_t> seed;
   bool json = false, field_only = false, streaming = false;
   std::string format = "text";
-  passes::CostModel costing;
+  CostFlags costing;
 };
 
 }  // namespace
@@ -161,6 +165,7 @@ void add_check_command(CLI::App& app, CommandList& cmds) {
   add_cost_model_options(check, f->costing);
   cmds.push_back({check, [f] {
                     g_json_errors = f->json || f->format == "json";
+                    f->costing.load();  // a bad cost file fails before the check
                     return cmd_check(f->path, f->mode, f->trials, f->seed, g_json_errors, f->field_only, f->streaming,
                                      f->costing);
                   }});

@@ -81,9 +81,10 @@ nlohmann::json plan_summary_json(const Spec& spec, const ir::Plan& plan) {
 
 int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::string& passes_csv, const std::string& out,
                 const std::string& json_out, bool with_matrix, bool quiet, bool explain, const std::string& gen_out,
-                const passes::CostModel& given, bool as_json) {
+                const CostFlags& cost, bool as_json) {
   Spec spec = build_spec(sf);
-  passes::CostModel m = given;
+  passes::CostModel m = cost.model_for(spec.field);
+  const std::string cost_source = cost.describe(spec.field);
   const std::string blocks_note = sf.blocks_auto ? resolve_auto_blocks(spec, m) : std::string();
   nlohmann::json j;
   if (explain) {
@@ -114,7 +115,8 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     j["verified"] = res.verify.describe();
     j["cost"] = passes::cost_json(res.cost);
     j["generator_cost"] = {{"C1", res.generator_cost.C1}, {"C2", res.generator_cost.C2}};
-    j["cost_model"] = {{"beta", m.beta}, {"tau", m.tau}, {"len", m.len}};
+    j["cost_model"] = {{"beta", m.beta}, {"tau", m.tau}, {"len", m.len},
+                       {"cost_file", cost.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(cost.file)}};
     j["notes"] = notes;
     j["files"] = {{"binary", out.empty() ? nlohmann::json(nullptr) : nlohmann::json(out)},
                   {"json", json_out.empty() ? nlohmann::json(nullptr) : nlohmann::json(json_out)},
@@ -152,6 +154,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
   }
   std::cout << fmt::format("verified: {}\n", res.verify.describe());
   for (const auto& n : notes) std::cout << "note: " << n << "\n";
+  std::cout << cost_source;
   print_cost(res.cost, m, &res.generator_cost);
   if (!out.empty()) std::cout << fmt::format("wrote {} (digest {})\n", out, ir::plan_digest(res.plan).hex());
   if (!json_out.empty()) std::cout << fmt::format("wrote {}\n", json_out);
@@ -164,20 +167,22 @@ struct CompileFlags {
   std::string algorithm = "auto", passes_csv = "drop-zeros,alloc-slots", out, json_out, gen_out;
   bool with_matrix = false, quiet = false, explain = false;
   std::optional<uint32_t> rank;
-  passes::CostModel costing;
+  CostFlags costing;
   std::string format = "text";
 };
 
 int run_compile(CompileFlags& f, const CLI::App& c) {
   apply_spec_file(f.sf, c);  // records the flags given; fills the others from --spec
-  apply_compile_options(f.sf, f.algorithm, f.passes_csv, f.costing);
+  apply_compile_options(f.sf, f.algorithm, f.passes_csv, f.costing.model);
+  f.costing.load();  // a bad cost file fails before anything is compiled
   if (f.rank) {
     if (!f.gen_out.empty()) user_error("--write-generator is for encode specs, which --rank does not compile");
     if (f.format == "json")
       user_error("compile --rank prints text only (--format json is for whole-plan compiles; `collplan check "
                  "FILE --format json` reports on the rank-local file)");
     return cmd_compile_rank({f.sf, *f.rank, f.algorithm, f.passes_csv, f.out, f.json_out,
-                             c.count("--passes") > 0 || f.sf.passes.has_value(), f.quiet, f.explain, f.costing});
+                             c.count("--passes") > 0 || f.sf.passes.has_value(), f.quiet, f.explain,
+                             f.costing.loaded ? f.costing.model_for(Field::parse(f.sf.field)) : f.costing.model});
   }
   g_json_errors = f.format == "json";
   return cmd_compile(f.sf, f.algorithm, f.passes_csv, f.out, f.json_out, f.with_matrix, f.quiet, f.explain, f.gen_out,

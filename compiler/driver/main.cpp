@@ -29,7 +29,7 @@ constexpr AddCommand kCommands[] = {
     add_emit_cpp_command, add_extract_command, add_run_command,    add_verify_circulant_command,
     add_search_command,   add_compile_command, add_check_command,  add_show_command,
     add_list_command,     add_bound_command,   add_import_command, add_export_command,
-    add_recode_command,   add_keygen_command,
+    add_recode_command,   add_keygen_command,  add_calibrate_command,
 };
 
 }  // namespace
@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
                          "  collplan compile --op broadcast --K 64 --blocks auto --cost-len 100000 --explain\n"
                          "  collplan check a.cplan --format json\n"
                          "  collplan run a.cplan --len 65536\n"
+                         "  mpirun -np 4 collplan calibrate --transport mpi -o cost.json   (then compile --cost-file cost.json)\n"
                          "  collplan list --format json\n"
                          "  collplan <command> --help     (options and examples of one command)\n\n") +
              kExitCodes + "\nDocumentation: docs/cli.md (conventions, JSON outputs, limits).");
