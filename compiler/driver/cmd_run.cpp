@@ -454,7 +454,7 @@ void add_run_command(CLI::App& app, CommandList& cmds) {
   auto o = std::make_shared<RunOptions>();
   auto* run = app.add_subcommand("run", "replay a plan (in-process, MPI or TCP) and compare with a direct computation");
   run->add_option("plan", o->path, "plan file (.cplan or .json)")->required();
-  add_uint_option(run, "--len", o->len, "elements per vector (chosen at run time)", "len >= 1 elements");
+  add_uint_option(run, "--len", o->len, "elements per plan input and output (chosen at run time; a plan of n blocks per vector moves n*len elements per vector)", "len >= 1 elements");
   add_uint_option(run, "--seed", o->seed, "seed of the random inputs", "0..18446744073709551615");
   add_uint_option(run, "--reps", o->reps, "timed repetitions", "0..4294967295");
   run->add_option("--transport", o->transport,
