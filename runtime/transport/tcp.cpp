@@ -3,7 +3,6 @@
 // the wire format tcp_wire.cpp.
 #include "runtime/transport/tcp.h"
 
-#include <isa-l/crc.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -21,6 +20,42 @@
 namespace collplan::rt {
 
 using namespace tcp_detail;
+
+namespace {
+
+// Fills iov[0..room) with a payload's bytes from `at` on, one entry per
+// piece (empty ones skipped); returns the entries used and adds their bytes
+// to *bytes. (Pieces and Cursor: TcpTransport's, tcp.h.)
+template <class Pieces, class Cursor>
+int fill_iov(const Pieces& ps, const Cursor& at, iovec* iov, int room, size_t* bytes) {
+  int n = 0;
+  for (uint32_t i = at.i; i < ps.count() && n < room; ++i) {
+    const size_t off = i == at.i ? at.off : 0;
+    if (ps[i].bytes == off) continue;
+    iov[n++] = {static_cast<unsigned char*>(const_cast<void*>(ps[i].data)) + off, ps[i].bytes - off};
+    *bytes += ps[i].bytes - off;
+  }
+  return n;
+}
+
+// Moves `at` on by k payload bytes, calling f(data, n) for each run of them
+// within one piece, in order.
+template <class Pieces, class Cursor, class F>
+void advance(const Pieces& ps, Cursor& at, size_t k, F&& f) {
+  while (k > 0 && at.i < ps.count()) {
+    const auto& piece = ps[at.i];
+    const size_t m = std::min(k, piece.bytes - at.off);
+    if (m) f(static_cast<const unsigned char*>(piece.data) + at.off, m);
+    at.off += m;
+    k -= m;
+    if (at.off == piece.bytes) {
+      ++at.i;
+      at.off = 0;
+    }
+  }
+}
+
+}  // namespace
 
 // ─── data path ───────────────────────────────────────────────────────────────
 
@@ -78,6 +113,35 @@ Status TcpTransport::peer_lost(uint32_t p, const std::string& why) {
   return Status::ok;  // the requests that needed the peer fail in wait()
 }
 
+template <class Piece, class Desc>
+bool TcpTransport::pieces_of(const Desc& d, Pieces<Piece>* out) {
+  *out = Pieces<Piece>{};
+  if (d.num_pieces == 0) {
+    out->one = Piece{d.data, d.bytes};
+    return true;
+  }
+  if (!d.pieces || d.num_pieces > opt_.max_pieces) {
+    detail_ = fmt::format("a message in {} pieces{}: this TCP transport takes 1..{} (max_pieces())", d.num_pieces,
+                          d.pieces ? "" : " with no piece list", opt_.max_pieces);
+    return false;
+  }
+  size_t sum = 0;
+  for (uint32_t i = 0; i < d.num_pieces; ++i) {
+    if (d.pieces[i].bytes > d.bytes - sum) {
+      sum = d.bytes + 1;
+      break;
+    }
+    sum += d.pieces[i].bytes;
+  }
+  if (sum != d.bytes) {
+    detail_ = fmt::format("a message of {} bytes whose {} pieces do not sum to it", d.bytes, d.num_pieces);
+    return false;
+  }
+  out->list = d.pieces;
+  out->n = d.num_pieces;
+  return true;
+}
+
 Status TcpTransport::post_send(ReqId id, const SendDesc& d) {
   if (id >= reqs_.size() || reqs_[id].active || d.to >= size() || d.to == rank_) {
     detail_ = fmt::format("bad send request (id {}, destination rank {})", id, d.to);
@@ -88,17 +152,23 @@ Status TcpTransport::post_send(ReqId id, const SendDesc& d) {
     detail_ = fmt::format("{} closed the connection earlier", who(d.to));
     return Status::failed;
   }
-  reqs_[id] = Request{true, true, false, Status::ok, d.to, d.port, d.step,
-                      static_cast<unsigned char*>(const_cast<void*>(d.data)), d.bytes, {}};
-  FrameHeader h{0, d.port, d.step, 0, d.bytes, opt_.key ? 0 : crc32c(d.data, d.bytes), 0};
+  Pieces<SendPiece> src;
+  if (!pieces_of(d, &src)) return Status::failed;
+  reqs_[id] = Request{true, true, false, Status::ok, d.to, d.port, d.step, {}, d.bytes, {}};
+  // The CRC or MAC over the pieces in order: the contiguous message's.
+  uint32_t crc = 0;
+  if (!opt_.key)
+    for (uint32_t i = 0; i < src.count(); ++i) crc = crc32c(src[i].data, src[i].bytes, crc);
+  FrameHeader h{0, d.port, d.step, 0, d.bytes, crc, 0};
   const bool corrupt = opt_.corrupt_step != 0 && d.step == opt_.corrupt_step && !corrupted_;
   if (corrupt && !opt_.key) h.payload_crc ^= 1;  // as if one payload bit had flipped on the way
   corrupted_ |= corrupt;
   wire::seal_header(h);
-  OutFrame f{id, h, static_cast<const unsigned char*>(d.data), d.bytes, 0, {}};
+  OutFrame f{id, h, src, d.bytes, 0, {}, {}};
   if (opt_.key) {
     send_mac_->start(c.keys.send, c.send_seq++, h);
-    send_mac_->update(d.data, d.bytes);
+    for (uint32_t i = 0; i < src.count(); ++i)
+      if (src[i].bytes) send_mac_->update(src[i].data, src[i].bytes);
     send_mac_->finish(f.mac);
     if (corrupt) f.mac[0] ^= 1;
   }
@@ -111,9 +181,10 @@ Status TcpTransport::post_recv(ReqId id, const RecvDesc& d) {
     detail_ = fmt::format("bad receive request (id {}, source rank {})", id, d.from);
     return Status::failed;
   }
+  Pieces<RecvPiece> dst;
+  if (!pieces_of(d, &dst)) return Status::failed;
   Request& r = reqs_[id];
-  r = Request{true, false, false, Status::ok, d.from, d.port, d.sent_at, static_cast<unsigned char*>(d.data),
-              d.bytes, {}};
+  r = Request{true, false, false, Status::ok, d.from, d.port, d.sent_at, dst, d.bytes, {}};
   Peer& c = conn_[d.from];
   for (size_t i = 0; i < c.buffered.size(); ++i)
     if (c.buffered[i].port == d.port && c.buffered[i].step == d.sent_at) {
@@ -149,8 +220,13 @@ void TcpTransport::take_buffered(uint32_t p, size_t i, Request& r) {
     r.status = Status::failed;
     r.why = fmt::format("the frame from {} (step {}, port {}) failed its payload {} check ({})", who(p), b.step, b.port,
                         opt_.key ? "MAC" : "CRC32C", opt_.key ? "corrupted or forged" : "corrupted");
-  } else if (r.bytes) {
-    std::memcpy(r.data, b.data.data(), r.bytes);
+  } else {
+    size_t off = 0;
+    for (uint32_t k = 0; k < r.dst.count(); ++k) {
+      const RecvPiece& piece = r.dst[k];
+      if (piece.bytes) std::memcpy(piece.data, b.data.data() + off, piece.bytes);
+      off += piece.bytes;
+    }
   }
   c.spare.push_back(std::move(b.data));
   c.buffered.erase(c.buffered.begin() + static_cast<std::ptrdiff_t>(i));
@@ -158,26 +234,29 @@ void TcpTransport::take_buffered(uint32_t p, size_t i, Request& r) {
 
 Status TcpTransport::progress_write(uint32_t p) {
   Peer& c = conn_[p];
+  const size_t hdr_bytes = sizeof(FrameHeader), mac_bytes = opt_.key ? wire::kFrameMacBytes : 0;
   while (c.out_head < c.out.size()) {
     OutFrame& f = c.out[c.out_head];
-    const size_t mac_bytes = opt_.key ? wire::kFrameMacBytes : 0;
-    const size_t total = sizeof(FrameHeader) + f.bytes + mac_bytes;
-    iovec iov[3];
+    const size_t total = hdr_bytes + f.bytes + mac_bytes;
+    // The rest of [header, piece 0, piece 1, …, MAC] from where the socket
+    // stopped; the MAC only once every piece fits.
+    const size_t payload_sent = f.sent < hdr_bytes ? 0 : std::min(f.sent - hdr_bytes, f.bytes);
     int n = 0;
-    if (f.sent < sizeof(FrameHeader)) {
-      iov[n++] = {reinterpret_cast<unsigned char*>(&f.hdr) + f.sent, sizeof(FrameHeader) - f.sent};
-      if (f.bytes) iov[n++] = {const_cast<unsigned char*>(f.data), f.bytes};
-      if (mac_bytes) iov[n++] = {f.mac, mac_bytes};
-    } else if (f.sent < sizeof(FrameHeader) + f.bytes) {
-      const size_t off = f.sent - sizeof(FrameHeader);
-      iov[n++] = {const_cast<unsigned char*>(f.data) + off, f.bytes - off};
-      if (mac_bytes) iov[n++] = {f.mac, mac_bytes};
-    } else {
-      const size_t off = f.sent - sizeof(FrameHeader) - f.bytes;
-      iov[n++] = {f.mac + off, mac_bytes - off};
+    size_t offered = 0, payload = 0;
+    if (f.sent < hdr_bytes) {
+      iov_[n++] = {reinterpret_cast<unsigned char*>(&f.hdr) + f.sent, hdr_bytes - f.sent};
+      offered += hdr_bytes - f.sent;
+    }
+    if (payload_sent < f.bytes)
+      n += fill_iov(f.src, f.at, iov_.data() + n, static_cast<int>(kTcpIovMax) - 1 - n, &payload);
+    offered += payload;
+    if (mac_bytes && payload_sent + payload == f.bytes) {
+      const size_t mac_sent = f.sent - std::min(f.sent, hdr_bytes + f.bytes);
+      iov_[n++] = {f.mac + mac_sent, mac_bytes - mac_sent};
+      offered += mac_bytes - mac_sent;
     }
     msghdr msg{};
-    msg.msg_iov = iov;
+    msg.msg_iov = iov_.data();
     msg.msg_iovlen = static_cast<size_t>(n);
     const ssize_t k = ::sendmsg(c.fd, &msg, MSG_NOSIGNAL);
     if (k < 0) {
@@ -185,7 +264,11 @@ Status TcpTransport::progress_write(uint32_t p) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::ok;
       return peer_lost(p, fmt::format("could not be sent to ({}): the connection is gone", std::strerror(errno)));
     }
-    f.sent += static_cast<size_t>(k);
+    const size_t took = static_cast<size_t>(k);
+    if (took < offered) ++short_writes_;
+    const size_t hdr_took = f.sent < hdr_bytes ? std::min(took, hdr_bytes - f.sent) : 0;
+    advance(f.src, f.at, std::min(took - hdr_took, payload), [](const unsigned char*, size_t) {});
+    f.sent += took;
     if (f.sent == total) {
       reqs_[f.id].done = true;
       ++c.out_head;
@@ -204,7 +287,7 @@ void TcpTransport::frame_done(uint32_t p) {
     c.rmac->finish(want);
     ok = wire::equal(want, c.mac, sizeof want);
   } else {
-    ok = ~c.crc == c.hdr.payload_crc;
+    ok = c.crc == c.hdr.payload_crc;
   }
   const char* check = opt_.key ? "MAC" : "CRC32C";
   if (c.target >= 0) {
@@ -279,7 +362,7 @@ Status TcpTransport::accept_header(uint32_t p) {
       detail_ = r.why;
       return Status::size_mismatch;
     }
-    c.dst = r.data;
+    c.dst = r.dst;
   } else {
     // The length is the plan's (check_header), so this allocation is bounded
     // by what the run receives anyway.
@@ -288,11 +371,13 @@ Status TcpTransport::accept_header(uint32_t p) {
       c.spare.pop_back();
     }
     c.incoming.resize(c.hdr.length);
-    c.dst = c.incoming.data();
+    c.dst = Pieces<RecvPiece>{};
+    c.dst.one = RecvPiece{c.incoming.data(), c.incoming.size()};
   }
   c.in_payload = true;
+  c.at = Cursor{};
   c.got = 0;
-  c.crc = ~uint32_t{0};
+  c.crc = 0;
   c.mac_got = 0;
   if (opt_.key) c.rmac->start(c.keys.recv, c.recv_seq++, c.hdr);
   return Status::ok;
@@ -312,19 +397,20 @@ Status TcpTransport::progress_read(uint32_t p) {
       frame_done(p);
       continue;
     }
-    unsigned char* into;
-    size_t want;
+    // The header alone (it says where the payload goes); then the rest of
+    // the payload's pieces and the MAC, never past the frame.
+    int n = 0;
+    size_t payload = 0;
     if (!c.in_payload) {
-      into = reinterpret_cast<unsigned char*>(&c.hdr) + c.hdr_got;
-      want = sizeof(FrameHeader) - c.hdr_got;
-    } else if (c.got < c.hdr.length) {
-      into = c.dst + c.got;
-      want = c.hdr.length - c.got;
+      iov_[n++] = {reinterpret_cast<unsigned char*>(&c.hdr) + c.hdr_got, sizeof(FrameHeader) - c.hdr_got};
     } else {
-      into = c.mac + c.mac_got;
-      want = mac_bytes - c.mac_got;
+      if (c.got < c.hdr.length) n = fill_iov(c.dst, c.at, iov_.data(), static_cast<int>(kTcpIovMax) - 1, &payload);
+      if (mac_bytes && c.got + payload == c.hdr.length) iov_[n++] = {c.mac + c.mac_got, mac_bytes - c.mac_got};
     }
-    const ssize_t k = ::recv(c.fd, into, want, 0);
+    msghdr msg{};
+    msg.msg_iov = iov_.data();
+    msg.msg_iovlen = static_cast<size_t>(n);
+    const ssize_t k = ::recvmsg(c.fd, &msg, 0);
     if (k == 0)
       return peer_lost(p, c.in_payload ? "closed the connection in the middle of a frame"
                                        : "closed the connection (its process ended or gave up)");
@@ -340,15 +426,15 @@ Status TcpTransport::progress_read(uint32_t p) {
       if (const Status st = accept_header(p); st != Status::ok) return st;
       continue;
     }
-    if (c.got < c.hdr.length) {
+    const size_t into_payload = std::min(got, payload);
+    advance(c.dst, c.at, into_payload, [&](const unsigned char* b, size_t m) {
       if (opt_.key)
-        c.rmac->update(into, got);
+        c.rmac->update(b, m);
       else
-        c.crc = crc32_iscsi(into, static_cast<int>(got), c.crc);
-      c.got += got;
-    } else {
-      c.mac_got += got;
-    }
+        c.crc = crc32c(b, m, c.crc);
+    });
+    c.got += into_payload;
+    c.mac_got += got - into_payload;
     if (c.got == c.hdr.length && c.mac_got == mac_bytes) frame_done(p);
   }
 }

@@ -53,11 +53,11 @@
 // posted; TCP keeps each connection's frames in order, so repeated runs
 // cannot mix up: a frame whose message already arrived in this run belongs
 // to the next run and waits, unread, until expect() of that run), received
-// straight into the receive's buffer when one is posted, and its payload
-// checked when complete: with a key, the MAC, HMAC-SHA-256 (first 16 bytes)
-// with the direction's session key over the frame's sequence number, header
-// and payload, so a frame cannot be forged, replayed or reordered; without a
-// key the payload CRC32C (integrity against accidents only). A wrong payload
+// straight into the receive's buffer or pieces when one is posted, and its
+// payload checked when complete: with a key, the MAC, HMAC-SHA-256 (first 16
+// bytes) with the direction's session key over the frame's sequence number,
+// header and payload, so a frame cannot be forged, replayed or reordered;
+// without a key the payload CRC32C (integrity against accidents only). A wrong payload
 // CRC or MAC is Status::failed naming peer, step and port; a length other
 // than the posted receive's is Status::size_mismatch.
 //
@@ -76,8 +76,27 @@
 // with zero copy may be the caller's output buffer (engine.h), so a failed
 // run may leave outputs partly written; with EngineOptions::zero_copy = false
 // the engine writes its outputs only after the last step, and a failed run
-// leaves them untouched. TCP keeps the default max_pieces() = 1: messages
-// the caller's buffers split are gathered by the engine.
+// leaves them untouched.
+//
+// ─── Messages in pieces ─────────────────────────────────────────────────────
+//
+// A message the caller's buffers split (transport.h, SendDesc::pieces) goes
+// out with no copy: sendmsg over the iovec [header, piece 0, piece 1, …,
+// MAC], the payload CRC32C or MAC computed over the pieces in order, so the
+// bytes on the wire are those of the contiguous message and either side may
+// cut it differently or not at all. A partial write resumes at the piece and
+// offset where the socket stopped. A frame is read straight into the
+// receive's pieces (recvmsg over the pieces left and the MAC), its CRC or MAC
+// updated piece by piece; a frame buffered before its receive was posted is
+// copied into the pieces when it is. Empty pieces are skipped. The pieces of
+// a descriptor must sum to its bytes (else the post fails), so a frame of
+// another length is Status::size_mismatch as for one buffer.
+// max_pieces() is kTcpMaxPieces (TcpOptions::max_pieces may lower it): the
+// header, the pieces and the MAC then fit one iovec of IOV_MAX (1024 on
+// Linux) entries, so a frame costs one sendmsg, and its payload one
+// recvmsg, whenever the socket has room, as a contiguous one does. A message
+// in more pieces (over a thousand separate runs of rows) would need several
+// calls per frame; the engine gathers it into staging instead.
 //
 // Running out of file descriptors (socket, accept, connect: EMFILE, ENFILE)
 // is a ResourceError(Descriptors) naming the limit; the constructor checks
@@ -89,6 +108,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/uio.h>
 
 #include <chrono>
 #include <cstddef>
@@ -105,6 +125,12 @@
 
 namespace collplan::rt {
 
+// iovec entries one sendmsg or recvmsg takes: IOV_MAX (Linux's UIO_MAXIOV).
+constexpr uint32_t kTcpIovMax = 1024;
+// The most pieces a TCP message may have: the iovec less the frame header's
+// and the MAC's entries ("Messages in pieces").
+constexpr uint32_t kTcpMaxPieces = kTcpIovMax - 2;
+
 struct TcpOptions {
   // How long setup may take: connecting (with retries) and the handshakes.
   std::chrono::milliseconds connect_timeout{10'000};
@@ -119,9 +145,18 @@ struct TcpOptions {
   // Where a stray connection is reported (one line, no newline); empty:
   // "collplan: rank R: ..." on stderr.
   std::function<void(const std::string&)> log;
-  // Fault injection for tests: flip one payload byte of the first frame this
-  // rank sends in step `corrupt_step` after computing its CRC (0: never).
+  // Fault injection for tests: flip one bit of the payload CRC (or the MAC)
+  // of the first frame this rank sends in step `corrupt_step`, as if a
+  // payload bit had flipped on the way (0: never).
   uint32_t corrupt_step = 0;
+  // The most pieces one message may have (max_pieces(), "Messages in
+  // pieces"): 1..kTcpMaxPieces; 1 makes the engine gather split messages
+  // itself. The bytes on the wire do not depend on it.
+  uint32_t max_pieces = kTcpMaxPieces;
+  // SO_SNDBUF of every connection in bytes (the kernel doubles it, with a
+  // floor); 0 keeps the system's default. A small one makes the kernel take
+  // a large frame in many partial writes (tests use it).
+  int send_buffer_bytes = 0;
 };
 
 // The largest peer file parse_peers reads.
@@ -169,30 +204,50 @@ class TcpTransport final : public Transport {
   Status end() override;
   void abandon() override;
   std::string error_detail() const override { return detail_; }
+  uint32_t max_pieces() const override { return opt_.max_pieces; }
 
   // Frames received before their receive was posted, held now (0 after a
   // complete run of a verified plan).
   size_t buffered_frames() const;
+  // Writes the socket took only part of, since construction (tests: a large
+  // frame in pieces through a small send buffer resumes mid-iovec).
+  uint64_t short_writes() const { return short_writes_; }
 
   using FrameHeader = wire::FrameHeader;
 
  private:
+  // A message's memory in order: the descriptor's piece list, or its one
+  // buffer (`one`). Points into the engine's list, valid until completion.
+  template <class Piece>
+  struct Pieces {
+    Piece one{};
+    const Piece* list = nullptr;
+    uint32_t n = 0;
+    uint32_t count() const { return list ? n : 1; }
+    const Piece& operator[](uint32_t i) const { return list ? list[i] : one; }
+  };
+  // A position in Pieces: byte `off` of piece `i`.
+  struct Cursor {
+    uint32_t i = 0;
+    size_t off = 0;
+  };
   struct Request {
     bool active = false, is_send = false, done = false;
     Status status = Status::ok;
     uint32_t peer = 0;
     ir::Port port = 0;
     ir::StepNo step = 0;
-    unsigned char* data = nullptr;
+    Pieces<RecvPiece> dst;  // receives: where the payload goes
     size_t bytes = 0;
     std::string why;  // failed requests: what went wrong (names the peer)
   };
   struct OutFrame {
     ReqId id;
     FrameHeader hdr;
-    const unsigned char* data;
+    Pieces<SendPiece> src;
     size_t bytes;
     size_t sent;  // of sizeof(hdr) + bytes + mac bytes
+    Cursor at;    // the payload's next byte to send
     unsigned char mac[wire::kFrameMacBytes];
   };
   struct Buffered {
@@ -212,9 +267,10 @@ class TcpTransport final : public Transport {
     bool in_payload = false;
     bool held = false;    // hdr is the next run's: not read further until expect()
     int64_t target = -1;  // request id receiving the payload, or −1: buffered
-    unsigned char* dst = nullptr;
+    Pieces<RecvPiece> dst;  // the target's pieces, or `incoming`
+    Cursor at;              // the payload's next byte in dst
     size_t got = 0;
-    uint32_t crc = 0;
+    uint32_t crc = 0;  // CRC32C of the payload's first `got` bytes
     unsigned char mac[wire::kFrameMacBytes];
     size_t mac_got = 0;
     std::vector<unsigned char> incoming;  // payload of a frame with no receive posted
@@ -228,6 +284,10 @@ class TcpTransport final : public Transport {
   struct Setup;  // tcp_connect.cpp
 
   void setup(int listen_fd);
+  // Checks a descriptor's piece list (count, sizes) and returns its memory;
+  // false and detail_ set if it is not one this transport takes.
+  template <class Piece, class Desc>
+  bool pieces_of(const Desc& d, Pieces<Piece>* out);
   Status progress_write(uint32_t p);
   Status progress_read(uint32_t p);
   // A complete header of peer p: checked against the plan, then matched.
@@ -255,6 +315,8 @@ class TcpTransport final : public Transport {
   std::vector<uint32_t> remaining_;  // per peer: its frames of this run still to come
   bool expected_ = false;      // expect() was called (limits_ is the run's)
   std::unique_ptr<wire::FrameMac> send_mac_;
+  std::vector<iovec> iov_;  // kTcpIovMax entries: one sendmsg or recvmsg
+  uint64_t short_writes_ = 0;
   bool broken_ = false;
   bool corrupted_ = false;
   std::string detail_;

@@ -156,6 +156,13 @@ TcpTransport::TcpTransport(std::vector<std::string> peers, ir::Rank rank, const 
   if (opt_.timeout.count() <= 0 || opt_.connect_timeout.count() <= 0 || opt_.handshake_timeout.count() <= 0)
     user_error("TCP timeouts must be positive (got {} ms, {} ms and {} ms)", opt_.timeout.count(),
                opt_.connect_timeout.count(), opt_.handshake_timeout.count());
+  if (opt_.max_pieces < 1 || opt_.max_pieces > kTcpMaxPieces)
+    user_error("TCP max_pieces {} is out of range (valid: 1..{}, the iovec entries one sendmsg takes less the frame "
+               "header and MAC)",
+               opt_.max_pieces, kTcpMaxPieces);
+  if (opt_.send_buffer_bytes < 0)
+    user_error("TCP send buffer size {} is negative (valid: 0, the system's default, or a size in bytes)",
+               opt_.send_buffer_bytes);
   check_descriptor_limit(size());
   conn_.resize(peers_.size());
   guard.fd = -1;
@@ -168,6 +175,7 @@ TcpTransport::TcpTransport(std::vector<std::string> peers, ir::Rank rank, const 
   }
   pfds_.resize(peers_.size());
   for (size_t p = 0; p < peers_.size(); ++p) pfds_[p] = pollfd{conn_[p].fd, 0, 0};
+  iov_.resize(kTcpIovMax);
   if (opt_.key) {
     send_mac_ = std::make_unique<wire::FrameMac>();
     for (Peer& c : conn_) c.rmac = std::make_unique<wire::FrameMac>();
@@ -349,6 +357,9 @@ struct TcpTransport::Setup {
     if (t.opt_.key) p.keys = wire::session_keys(*t.opt_.key, mine, c.theirs, c.outgoing);
     const int one = 1;
     ::setsockopt(p.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Not SO_RCVBUF: shrunk below the window already offered, it makes the
+    // kernel drop data and retransmit.
+    if (const int b = t.opt_.send_buffer_bytes; b > 0) ::setsockopt(p.fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
     last_why[c.peer].clear();
   }
 

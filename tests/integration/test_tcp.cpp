@@ -36,6 +36,7 @@
 #include "support/error.h"
 #include <fmt/format.h>
 #include "repair_spec.h"
+#include "tcp_fake_peer.h"
 #include "test_util.h"
 
 using namespace collplan;
@@ -60,6 +61,8 @@ struct RankResult {
   std::vector<std::vector<unsigned char>> expected;
   size_t buffered = 0;
   size_t gathered = 0;  // engine: split messages staged for want of pieces
+  size_t split = 0;     // engine: messages handed to the transport in pieces
+  uint64_t staged = 0;  // engine: bytes it copied itself in the last run
 };
 
 // Runs every rank of `plan` as a thread with its own TCP transport on
@@ -110,6 +113,8 @@ std::vector<RankResult> run_tcp(const ir::Plan& plan, size_t len, uint64_t seed,
         }
         out.buffered = tr.buffered_frames();
         out.gathered = eng.stats().gathered_messages;
+        out.split = eng.stats().split_messages;
+        out.staged = eng.stats().staged_bytes;
       } catch (const UserError& e) {
         out.error = e.what();
       }
@@ -278,9 +283,9 @@ TEST_CASE("tcp: replays equal the direct computation and the threads transport f
 
 TEST_CASE("tcp: every operation, received into the caller's buffers or staged, equals the direct computation",
           "[tcp]") {
-  // TCP takes contiguous buffers only, so messages that the caller's
-  // separate output buffers split go through the engine's fallback staging.
-  size_t gathered = 0;
+  // Messages that the caller's separate output buffers split go to TCP in
+  // pieces; with max_pieces = 1 through the engine's fallback staging.
+  size_t gathered = 0, split = 0;
   std::set<OpKind> covered;
   for (const auto& [K, p, lambda] : {std::tuple{5u, 1u, 1u}, std::tuple{4u, 1u, 2u}})
     for (OpKind op : all_ops()) {
@@ -304,21 +309,70 @@ TEST_CASE("tcp: every operation, received into the caller's buffers or staged, e
       if (algorithm.empty()) continue;
       covered.insert(op);
       const ir::Plan plan = compiled(s, algorithm);
-      for (const bool zero_copy : {true, false}) {
-        INFO(op_name(op) << " " << plan.spec.algorithm << " K " << K << " p " << p << " lambda " << lambda
-                         << " zero_copy " << zero_copy);
-        const auto res = run_tcp(plan, 33, 5, fast_timeouts(), {}, {}, 2, rt::EngineOptions{zero_copy, true});
-        for (size_t r = 0; r < res.size(); ++r) {
-          INFO("rank " << r);
-          REQUIRE(!res[r].error);
-          CHECK(rt::first_mismatch(plan.spec.field, static_cast<ir::Rank>(r), res[r].expected, res[r].outputs) == "");
-          if (!zero_copy) CHECK(res[r].gathered == 0);
-          gathered += res[r].gathered;
+      for (const bool zero_copy : {true, false})
+        for (const uint32_t max_pieces : {rt::kTcpMaxPieces, 1u}) {
+          INFO(op_name(op) << " " << plan.spec.algorithm << " K " << K << " p " << p << " lambda " << lambda
+                           << " zero_copy " << zero_copy << " max_pieces " << max_pieces);
+          rt::TcpOptions opt = fast_timeouts();
+          opt.max_pieces = max_pieces;
+          const auto res = run_tcp(plan, 33, 5, opt, {}, {}, 2, rt::EngineOptions{zero_copy, true});
+          for (size_t r = 0; r < res.size(); ++r) {
+            INFO("rank " << r);
+            REQUIRE(!res[r].error);
+            CHECK(rt::first_mismatch(plan.spec.field, static_cast<ir::Rank>(r), res[r].expected, res[r].outputs) ==
+                  "");
+            if (!zero_copy || max_pieces > 1) CHECK(res[r].gathered == 0);
+            if (!zero_copy || max_pieces == 1) CHECK(res[r].split == 0);
+            gathered += res[r].gathered;
+            split += res[r].split;
+          }
+        }
+    }
+  CHECK(gathered > 0);
+  CHECK(split > 0);
+  CHECK(covered.size() == all_ops().size() - 1);
+}
+
+// No staging over TCP (`collplan run --stats`): every generator of the
+// plain collectives, p = 1 and 2, each output in a buffer of its own (as
+// `collplan run` holds them), copies nothing of its own: messages that span
+// output buffers go to TCP in pieces (docs/runtime.md, "Zero copy"). Then
+// ranks that take pieces and ranks that stage them (max_pieces = 1) in one
+// job: the bytes on the wire do not depend on how either side cuts them.
+TEST_CASE("tcp: no plain collective's plan makes the engine stage a copy, and ranks with and without pieces mix",
+          "[tcp][pieces]") {
+  const uint32_t K = 6;
+  const size_t len = 257;
+  size_t plans = 0, split = 0;
+  for (OpKind op : {OpKind::Allgather, OpKind::Allgatherv, OpKind::Broadcast, OpKind::Reduce, OpKind::Allreduce,
+                    OpKind::ReduceScatter})
+    for (uint32_t p : {1u, 2u}) {
+      const Spec s = test::plain_spec(op, K, p, 4, 1, Field::gf256());
+      for (const gen::Candidate& c : gen::candidates(s, passes::CostModel{})) {
+        if (!c.why_not.empty()) continue;
+        const ir::Plan plan = compiled(s, c.generator->name);
+        ++plans;
+        INFO(op_name(op) << " p " << p << " " << c.generator->name);
+        std::vector<rt::TcpOptions> mixed(K, fast_timeouts());
+        for (uint32_t r = 0; r < K; r += 2) mixed[r].max_pieces = 1;
+        for (const bool mix : {false, true}) {
+          INFO((mix ? "even ranks stage (max_pieces 1)" : "every rank takes pieces"));
+          const auto res = run_tcp(plan, len, plans, fast_timeouts(), {}, mix ? mixed : std::vector<rt::TcpOptions>{});
+          for (uint32_t r = 0; r < K; ++r) {
+            INFO("rank " << r);
+            REQUIRE(!res[r].error);
+            CHECK(rt::first_mismatch(plan.spec.field, r, res[r].expected, res[r].outputs) == "");
+            if (!mix || r % 2 == 1) {
+              CHECK(res[r].staged == 0);
+              CHECK(res[r].gathered == 0);
+              split += res[r].split;
+            }
+          }
         }
       }
     }
-  CHECK(gathered > 0);
-  CHECK(covered.size() == all_ops().size() - 1);
+  CHECK(plans >= 12);
+  CHECK(split > 0);
 }
 
 TEST_CASE("tcp: repair and decode over a grid of codes, loss patterns, fields and generators", "[tcp][repair]") {
@@ -491,23 +545,7 @@ namespace {
 // rank 1 using the wire functions, then sends `header` and holds the
 // connection open until `done`.
 void fake_rank0(int listen_fd, const Digest& digest, rt::wire::FrameHeader header, const std::atomic<bool>& done) {
-  pollfd pfd{listen_fd, POLLIN, 0};
-  REQUIRE(::poll(&pfd, 1, 5000) == 1);
-  const int s = ::accept(listen_fd, nullptr, nullptr);
-  REQUIRE(s >= 0);
-  unsigned char theirs[rt::wire::kHelloBytes];
-  REQUIRE(::recv(s, theirs, sizeof theirs, MSG_WAITALL) == sizeof theirs);
-  rt::wire::Hello h1;
-  REQUIRE(rt::wire::parse_hello(theirs, sizeof theirs, &h1) == "");
-  CHECK(h1.rank == 1);
-  rt::wire::Hello h0;
-  h0.rank = 0;
-  h0.ranks = 2;
-  h0.digest = digest;
-  h0.nonce = rt::wire::random_bytes32();
-  unsigned char mine[rt::wire::kHelloBytes];
-  rt::wire::encode_hello(h0, mine);
-  REQUIRE(::send(s, mine, sizeof mine, MSG_NOSIGNAL) == sizeof mine);
+  const int s = test::fake_handshake(listen_fd, digest, 0, 2);
   REQUIRE(::send(s, &header, sizeof header, MSG_NOSIGNAL) == sizeof header);
   while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ::close(s);
