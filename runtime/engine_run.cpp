@@ -1,4 +1,4 @@
-// The round loop: per step, evaluate payloads, post receives, post sends,
+// The round loop: per step, evaluate payloads, post sends, post receives,
 // wait for what is due, run the staged receives and ops. Everything was
 // decided at construction; the loop only follows the precomputed code.
 #include <algorithm>
@@ -26,12 +26,8 @@ void Engine::run(Transport& tr, const void* const* inputs, void* const* outputs,
 
   for (const Impl::StepCode& sc : m.steps) {
     m.exec(sc.eval_b, sc.eval_e);    // payloads into staging
-    // Receives first: a message that finds its receive posted is matched at
-    // once (MPI: no unexpected-message queue, the rendezvous starts when the
-    // request arrives). A step's receive and send buffers never overlap, so
-    // the order is free.
-    m.post_recvs(tr, sc);
     m.post_sends(tr, sc);
+    m.post_recvs(tr, sc);
     m.wait_due(tr, sc);
     m.exec(sc.after_b, sc.after_e);  // staged receives into slots, then ops
   }
