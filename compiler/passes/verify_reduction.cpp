@@ -333,12 +333,4 @@ ReductionProperties reduction_properties(const Plan& plan) {
   return rp;
 }
 
-std::string describe(const ReductionProperties& rp) {
-  std::string s = rp.exact ? "any commutative operator (exact)" : "field sums only (not exact: " + rp.why_not_exact + ")";
-  if (rp.exact)
-    s += rp.ordered ? "; non-commutative too (ordered)" : "; non-commutative: no (" + rp.why_not_ordered + ")";
-  s += rp.consistent ? "; identical bits on every rank: yes" : "; identical bits on every rank: no (" + rp.why_not_consistent + ")";
-  return s;
-}
-
 }  // namespace collplan::passes

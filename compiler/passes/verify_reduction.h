@@ -88,8 +88,4 @@ bool is_reduction_op(OpKind op);
 
 ReductionProperties reduction_properties(const ir::Plan& plan);
 
-// One line for reports: e.g. "operators: any commutative (exact);
-// non-commutative: yes (ordered); identical bits on every rank: yes".
-std::string describe(const ReductionProperties& rp);
-
 }  // namespace collplan::passes
