@@ -129,6 +129,7 @@ struct ReductionDomain {
   std::string show(const Value& v) const {
     if (v.kind == Value::none) return "no value";
     if (v.kind != Value::set) return "undefined";
+    if (!v.items) return "a value";  // sets are no longer tracked once exact has failed
     if (prefix()) return "items " + show_items(*v.items);
     return fmt::format("block {} of ranks {}", v.result, show_items(*v.items));
   }
@@ -189,7 +190,6 @@ struct ReductionDomain {
     // While exact still holds, the item sets are tracked; after its first
     // failure only the trees are (the sets would cost for nothing).
     bool sets = not_exact.empty();
-    Items merged;
     for (size_t i = 1; i < terms.size(); ++i) {
       const Value& next = slots[terms[i].slot];
       acc.tree = trees.node(acc.tree, next.tree);
@@ -222,7 +222,6 @@ struct ReductionDomain {
         fail_ordered(fmt::format("{}: combines {} then {} (term {}, slot {}): {}", where(), show(acc), show(next), i,
                                  terms[i].slot, why));
       }
-      merged.clear();
       Items twice;
       std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(twice));
       if (!twice.empty()) {
@@ -233,9 +232,10 @@ struct ReductionDomain {
         sets = false;
         continue;
       }
+      Items merged;
+      merged.reserve(a.size() + b.size());
       std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(merged));
       acc.items = std::make_shared<const Items>(std::move(merged));
-      merged = Items{};
     }
     if (!sets) acc.items.reset();
     return acc;
