@@ -211,12 +211,13 @@ struct ReductionDomain {
       const Items& b = *next.items;
       if (not_ordered.empty() && !(is_interval(a) && is_interval(b) && b.front() == a.back() + 1)) {
         std::string why;
+        const char* unit = prefix() ? "items" : "ranks";
         if (!is_interval(a) || !is_interval(b))
-          why = fmt::format("{} is not a contiguous run of items", show_items(is_interval(a) ? b : a));
+          why = fmt::format("{} is not a contiguous run of {}", show_items(is_interval(a) ? b : a), unit);
         else if (b.back() < a.front())
-          why = "out of order (the right operand's items come before the left's)";
+          why = fmt::format("out of order (the right operand's {} come before the left's)", unit);
         else if (b.front() > a.back() + 1)
-          why = fmt::format("not adjacent (items {}..{} missing)", a.back() + 1, b.front() - 1);
+          why = fmt::format("not adjacent ({} {}..{} missing)", unit, a.back() + 1, b.front() - 1);
         else
           why = "overlapping";
         fail_ordered(fmt::format("{}: combines {} then {} (term {}, slot {}): {}", where(), show(acc), show(next), i,

@@ -56,7 +56,7 @@
 // step, op or send (port, element) and slot, e.g.
 //   "rank 3 step 2 op 0 (slot 5 := ...): combines block 0 of ranks {0..3} with block 0 of ranks {2..3} (term 1, slot 4): ranks {2..3} twice (a field may cancel a repeated term, an operator does not)"
 //   "rank 0 output 1 (slot 9, block 1) holds block 1 of ranks {0..3,5..7}, reduce needs block 1 of ranks {0..7} (missing {4})"
-//   "rank 1 step 1 op 0 (slot 1 := ...): combines block 0 of ranks {1} then block 0 of ranks {0} (term 1, slot 1): out of order (the right operand's items come before the left's)"
+//   "rank 1 step 1 op 0 (slot 1 := ...): combines block 0 of ranks {1} then block 0 of ranks {0} (term 1, slot 1): out of order (the right operand's ranks come before the left's)"
 //   "rank 2 output 0 (slot 4, block 0) is ((x0⊕x2)⊕x1), rank 0 output 0 (slot 4) is ((x0⊕x1)⊕x2): floating-point results may differ in the last bits"
 // (x_r is item r). Empty when the property holds.
 //
