@@ -16,6 +16,7 @@
 #include "ir/simulate.h"
 #include "passes/verify.h"
 #include "passes/verify_order.h"
+#include "passes/verify_reduction.h"
 #include "runtime/engine.h"
 #include "support/error.h"
 
@@ -48,6 +49,20 @@ void require_unit_coefficients(const Plan& plan) {
                        "order-preserving plan with coefficients 1 only",
                        prog.rank, st.t, oi, st.ops[oi].dst, t.coeff, t.slot);
     }
+}
+
+// A reduction plan must be exact for any ⊕, and ordered for one that does
+// not commute (runtime/user_op.h). A UserError, not a VerifyError: the plan
+// may be a right field plan, just not one for this operator.
+void require_fit_for(const Plan& plan, const UserOp& op) {
+  const passes::ReductionProperties rp = passes::reduction_properties(plan);  // includes verify_structure
+  if (!rp.exact)
+    user_error("user-operator replay: this {} plan ({}) is right over its field only, not for an operator: {}",
+               op_name(plan.spec.op), plan.spec.algorithm, rp.why_not_exact);
+  if (!op.commutative && !rp.ordered)
+    user_error("user-operator replay: this {} plan ({}) does not combine in rank order, which a non-commutative "
+               "operator needs: {}; if the operator commutes, set UserOp::commutative",
+               op_name(plan.spec.op), plan.spec.algorithm, rp.why_not_ordered);
 }
 
 // Which outputs end with "no value" (an empty combination moved there by
@@ -315,18 +330,21 @@ class RankProgram {
 void run_user_op_threads(const Plan& plan, const UserOp& op, size_t count,
                          const std::vector<std::vector<const void*>>& inputs,
                          const std::vector<std::vector<void*>>& outputs, const UserOpOptions& opt) {
-  if (plan.spec.op != OpKind::Prefix)
-    user_error("user-operator replay takes prefix plans only, this plan is {}", op_name(plan.spec.op));
+  if (!passes::is_reduction_op(plan.spec.op))
+    user_error("user-operator replay takes reduce, allreduce, reduce-scatter and prefix plans, this plan is {}",
+               op_name(plan.spec.op));
   if (!op.fn) user_error("user operator: the function pointer is null");
   if (op.elem_size == 0) user_error("user operator: elem_size is 0 (needs at least 1 byte)");
   if (count == 0) user_error("user operator: count is 0 (needs at least 1 element)");
   if (count > SIZE_MAX / 4 / op.elem_size)
     user_error("user operator: count {} × elem_size {} bytes is too large", count, op.elem_size);
   require_unit_coefficients(plan);
-  if (opt.verify)
+  if (!opt.verify)
+    ir::verify_structure(plan);
+  else if (plan.spec.op == OpKind::Prefix)
     passes::verify_order(plan);  // includes verify_structure
   else
-    ir::verify_structure(plan);
+    require_fit_for(plan, op);
 
   const uint32_t K = static_cast<uint32_t>(plan.ranks.size());
   if (inputs.size() != K || outputs.size() != K)

@@ -1,6 +1,7 @@
 // `collplan check PLAN`: a plan file (binary or JSON) checked against its
 // postcondition (structure, algebra, exactly or randomized; a prefix plan's
-// operand order too) and costed against the lower bounds. A single-rank file
+// operand order too; for reduction plans, which operators it is right for)
+// and costed against the lower bounds. A single-rank file
 // is checked as far as one rank can be (cmd_extract.cpp).
 #include <iostream>
 #include <optional>
@@ -13,11 +14,13 @@
 
 #include "driver/cli.h"
 #include "driver/cost_flags.h"
+#include "driver/report.h"
 #include "ir/binary.h"
 #include "passes/cost.h"
 #include "pipeline/pipeline.h"
 #include "passes/verify.h"
 #include "passes/verify_order.h"
+#include "passes/verify_reduction.h"
 #include "passes/verify_stream.h"
 #include "support/error.h"
 #include "support/limits.h"
@@ -56,12 +59,16 @@ int cmd_check_streaming(const std::string& path, const passes::VerifyOptions& vo
   const auto c = pipeline::plan_cost(spec, rep.figures);
   const char* order =
       spec.op == OpKind::Prefix ? "not checked by --streaming (check without it to prove operand order)" : nullptr;
+  const char* operators = passes::is_reduction_op(spec.op)
+                              ? "not checked by --streaming (check without it for the operators the plan is right for)"
+                              : nullptr;
   if (json) {
     nlohmann::json j;
     j["ok"] = true;
     j["verification"] = rep.verify.describe();
     j["streaming"] = {{"passes", rep.passes}, {"slots", rep.slots}};
     if (order) j["operand_order"] = order;
+    if (operators) j["operators"] = operators;
     j["cost"] = passes::cost_json(c);
     j["digest"] = mp.header().content_hash.hex();
     std::cout << j.dump(2) << "\n";
@@ -73,6 +80,7 @@ int cmd_check_streaming(const std::string& path, const passes::VerifyOptions& vo
   std::cout << fmt::format("algebra:   OK, {}; step by step, {} pass{} over the file, {} slot values held\n",
                            rep.verify.describe(), rep.passes, rep.passes == 1 ? "" : "es", rep.slots);
   if (order) std::cout << fmt::format("order:     {}\n", order);
+  if (operators) std::cout << fmt::format("operators: {}\n", operators);
   std::cout << cost.describe(spec.field);
   print_cost(c, m, nullptr);
   return 0;
@@ -106,6 +114,10 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   // operator) unless the user only needs it over the field.
   const bool order_checked = plan.spec.op == OpKind::Prefix && !field_only;
   if (order_checked) passes::verify_order(plan);
+  // Which MPI-style operators the plan may be replayed with: informative,
+  // a field plan that is not exact is still a right plan.
+  std::optional<passes::ReductionProperties> operators;
+  if (passes::is_reduction_op(plan.spec.op)) operators = passes::reduction_properties(plan);
   const auto c = pipeline::plan_cost(plan);
   const passes::CostModel m = cost.model_for(plan.spec.field);
   if (json) {
@@ -113,6 +125,7 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
     j["ok"] = true;
     j["verification"] = rep.describe();
     if (order_checked) j["operand_order"] = "kept";
+    if (operators) j["operators"] = operators_json(*operators);
     j["cost"] = passes::cost_json(c);
     j["digest"] = ir::plan_digest(plan).hex();
     std::cout << j.dump(2) << "\n";
@@ -124,6 +137,7 @@ int cmd_check(const std::string& path, const std::string& mode, uint32_t trials,
   std::cout << fmt::format("algebra:   OK, {}\n", rep.describe());
   if (order_checked)
     std::cout << "order:     OK, operands combined as adjacent intervals left to right (any associative operator)\n";
+  if (operators) std::cout << operators_line(*operators) << "\n";
   std::cout << cost.describe(plan.spec.field);
   print_cost(c, m, nullptr);
   return 0;
@@ -142,7 +156,8 @@ struct CheckFlags {
 
 void add_check_command(CLI::App& app, CommandList& cmds) {
   auto f = std::make_shared<CheckFlags>();
-  auto* check = app.add_subcommand("check", "check a plan file (binary or JSON): structure, algebra, cost vs lower bounds; "
+  auto* check = app.add_subcommand("check", "check a plan file (binary or JSON): structure, algebra, cost vs lower bounds, "
+                                               "for reduction plans the operators it is right for; "
                                                "a single-rank file: that rank's structure and its part of the cost");
   check->add_option("plan", f->path, "plan file (.cplan or .json)")->required();
   check->add_option("--mode", f->mode, "auto | exact | randomized")->check(CLI::IsMember({"auto", "exact", "randomized"}))->capture_default_str();

@@ -26,6 +26,25 @@ int report(int code, const std::string& kind, const std::string& message) {
   return code;
 }
 
+std::string operators_line(const passes::ReductionProperties& rp) {
+  // Not exact means a field plan only: what ordering or identical bits
+  // would add is moot for an operator the plan does not compute.
+  std::string s = rp.exact ? "operators: any commutative (exact); non-commutative: "
+                           : "operators: field sums only, not for an operator (" + rp.why_not_exact + "); ";
+  if (rp.exact) s += rp.ordered ? "yes (ordered); " : "no (" + rp.why_not_ordered + "); ";
+  s += "identical bits on every rank: ";
+  s += rp.consistent ? "yes" : "no (" + rp.why_not_consistent + ")";
+  return s;
+}
+
+nlohmann::json operators_json(const passes::ReductionProperties& rp) {
+  nlohmann::json j{{"exact", rp.exact}, {"ordered", rp.ordered}, {"consistent", rp.consistent}};
+  if (!rp.exact) j["why_not_exact"] = rp.why_not_exact;
+  if (!rp.ordered) j["why_not_ordered"] = rp.why_not_ordered;
+  if (!rp.consistent) j["why_not_consistent"] = rp.why_not_consistent;
+  return j;
+}
+
 const char* const kExitCodes =
     "Exit status:\n"
     "  0  success\n"

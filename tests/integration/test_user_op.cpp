@@ -2,9 +2,14 @@
 // hand-built prefix plans of prefix_plans.h and the postal prefix plans,
 // replayed with operators whose results show any misordering (2×2 matrix
 // products over GF(65537) and string concatenation) and compared with a
-// direct left fold; plans that do not keep operand order are refused.
+// direct left fold; plans that do not keep operand order are refused. Then
+// every reduce, allreduce and reduce-scatter generator's plans, replayed
+// with a commutative operator (double addition) and, where they keep rank
+// order, a non-commutative one (matrix products); plans that are not exact,
+// or not ordered for a non-commutative operator, are refused.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -19,10 +24,13 @@
 #include "gen/postal.h"
 #define COLLPLAN_HAVE_POSTAL 1
 #endif
+#include "gen/registry.h"
 #include "ir/plan.h"
 #include "matrix/matrix.h"
 #include "passes/verify.h"
 #include "passes/verify_order.h"
+#include "passes/verify_reduction.h"
+#include "pipeline/pipeline.h"
 #include "prefix_plans.h"
 #include "runtime/user_op.h"
 #include "support/error.h"
@@ -163,6 +171,68 @@ Mat2 random_mat(uint32_t g, size_t i) {
 // elements of a vector are independent.
 Str letter(uint32_t g, size_t i) { return str_of(static_cast<char>(33 + (g + 7 * i) % 94)); }
 
+// Replays a reduce, allreduce or reduce-scatter plan with ⊕ = F (declared
+// commutative or not) over vectors of `count` elements, rank r's input i
+// being make(r · inputs + i, element), and compares every output with the
+// left fold x_0 ⊕ x_1 ⊕ … ⊕ x_{K−1} of its block over the ranks, in rank
+// order as MPI defines it. Returns the number of differing output elements.
+template <class E, E (*F)(const E&, const E&), class Make>
+size_t reduction_mismatches(const Plan& plan, size_t count, Make make, bool commutative, bool verify = true) {
+  const uint32_t K = plan.spec.K, n = plan.spec.blocks;
+  std::vector<std::vector<std::vector<E>>> in(K), out(K);
+  std::vector<std::vector<const void*>> ins(K);
+  std::vector<std::vector<void*>> outs(K);
+  for (Rank r = 0; r < K; ++r) {
+    const uint32_t ni = static_cast<uint32_t>(plan.ranks[r].inputs.size());
+    for (uint32_t i = 0; i < ni; ++i) {
+      in[r].emplace_back(count);
+      for (size_t e = 0; e < count; ++e) in[r][i][e] = make(r * ni + i, e);
+    }
+    out[r].assign(plan.ranks[r].outputs.size(), std::vector<E>(count));
+    for (auto& v : in[r]) ins[r].push_back(v.data());
+    for (auto& v : out[r]) outs[r].push_back(v.data());
+  }
+  rt::UserOpOptions opt;
+  opt.verify = verify;
+  Probe probe;
+  rt::run_user_op_threads(plan, rt::UserOp{&apply_op<E, F>, &probe, sizeof(E), commutative}, count, ins, outs, opt);
+  CHECK(probe.misaligned == 0);
+  CHECK(probe.bad_alias == 0);
+  size_t bad = 0, checked = 0;
+  for (Rank k = 0; k < K; ++k)
+    for (uint32_t j = 0; j < out[k].size(); ++j) {
+      // rank k's output j is block j of the sum, or for reduce-scatter its
+      // share, block k·n + j of every rank's input.
+      const uint32_t block = plan.spec.op == OpKind::ReduceScatter ? k * n + j : j;
+      for (size_t e = 0; e < count; ++e) {
+        E acc = in[0][block][e];
+        for (Rank r = 1; r < K; ++r) acc = F(acc, in[r][block][e]);
+        bad += !(out[k][j][e] == acc);
+        ++checked;
+      }
+    }
+  CHECK(checked > 0);
+  return bad;
+}
+
+double add_double(const double& a, const double& b) { return a + b; }
+// Small integers: every order of additions gives the same double exactly,
+// so any exact plan must match the direct sum bit for bit.
+double small_int(uint32_t item, size_t e) { return static_cast<double>((item * 7 + e * 3) % 101); }
+
+size_t sum_mismatches(const Plan& plan, size_t count, bool verify = true) {
+  return reduction_mismatches<double, add_double>(plan, count, small_int, true, verify);
+}
+size_t product_mismatches(const Plan& plan, size_t count, bool verify = true) {
+  return reduction_mismatches<Mat2, mat_mul>(plan, count, random_mat, false, verify);
+}
+
+Plan compiled(const Spec& s, const std::string& algorithm) {
+  pipeline::CompileOptions opt;
+  opt.algorithm = algorithm;
+  return pipeline::compile(s, opt).plan;
+}
+
 size_t mat_mismatches(const Plan& plan, size_t count, bool verify = true) {
   return replay_mismatches<Mat2, mat_mul>(plan, count, random_mat, verify);
 }
@@ -297,3 +367,73 @@ TEST_CASE("postal prefix plans keep operand order", "[order]") {
         }
 }
 #endif
+
+TEST_CASE("user-operator replay of every reduce, allreduce and reduce-scatter generator", "[order][reduction]") {
+  const std::vector<OpKind> ops = {OpKind::Reduce, OpKind::Allreduce, OpKind::ReduceScatter};
+  for (const gen::GeneratorInfo& gi : gen::generators()) {
+    const auto which = std::find_if(ops.begin(), ops.end(), [&](OpKind o) { return gi.computes(o); });
+    if (which == ops.end()) continue;
+    const OpKind op = *which;
+    const std::string& g = gi.name;
+    size_t replayed = 0, ordered = 0;
+    for (uint32_t K = 2; K <= 7; ++K)
+      for (uint32_t p = 1; p <= 2; ++p)
+        for (uint32_t lambda = 1; lambda <= 2; ++lambda)
+          for (uint32_t n = 1; n <= 2; ++n)
+            for (uint32_t root : {0u, K - 1}) {
+              if (op != OpKind::Reduce && root != 0) continue;
+              Spec s = test::plain_spec(op, K, p, n, lambda, Field::gf256());
+              s.root = root;
+              Plan plan;
+              try {
+                plan = compiled(s, g);
+              } catch (const UserError&) {
+                continue;  // not this generator's (p, λ)
+              }
+              INFO(g << " K=" << K << " p=" << p << " lambda=" << lambda << " n=" << n << " root=" << root);
+              const auto rp = passes::reduction_properties(plan);
+              REQUIRE(rp.exact);  // every generator's plans are (tests/unit/test_verify_reduction.cpp)
+              CHECK(sum_mismatches(plan, 3) == 0);
+              ++replayed;
+              if (rp.ordered) {
+                CHECK(product_mismatches(plan, 2) == 0);
+                ++ordered;
+              } else {
+                // Refused for a non-commutative operator, with the reason...
+                CHECK_THROWS_WITH(product_mismatches(plan, 1),
+                                  Catch::Contains("does not combine in rank order") &&
+                                      Catch::Contains(rp.why_not_ordered) && Catch::Contains("UserOp::commutative"));
+                // ...and rightly: replayed anyway, matrix products come out wrong.
+                CHECK(product_mismatches(plan, 2, false) > 0);
+              }
+            }
+    INFO(g);
+    CHECK(replayed >= 12);  // the circulant ones take p = λ = 1 only: 6 K × 2 n
+    if (op == OpKind::Reduce && g != "circulant-reduce") CHECK(ordered > 0);
+  }
+}
+
+TEST_CASE("user-operator replay refuses reduction plans that are right over the field only", "[order][reduction]") {
+  Spec s = test::plain_spec(OpKind::Allreduce, 5, 1, 2, 1, Field::gf256());
+  const Plan good = compiled(s, "dissemination-allreduce");
+  REQUIRE(sum_mismatches(good, 2) == 0);
+  // Rank 2's last fold takes its last term twice more: x ⊕ y ⊕ y ⊕ y is
+  // x + y over GF(2^8) (y + y = 0), and x + 3y for doubles.
+  Plan m = good;
+  Step& last = m.ranks[2].steps.back();
+  REQUIRE(!last.ops.empty());
+  auto& terms = last.ops[0].terms;
+  REQUIRE(terms.size() >= 2);
+  terms.push_back(terms.back());
+  terms.push_back(terms.back());
+  CHECK_NOTHROW(passes::verify(m, test::kExact));
+  CHECK_THROWS_WITH(sum_mismatches(m, 1), Catch::Contains("right over its field only, not for an operator") &&
+                                              Catch::Contains(fmt::format("rank 2 step {} op 0", last.t)) &&
+                                              Catch::Contains("twice"));
+  CHECK_THROWS_AS(sum_mismatches(m, 1), UserError);
+  CHECK(sum_mismatches(m, 2, false) > 0);  // and rightly so
+  // Other operations are refused up front.
+  Plan other = good;
+  other.spec.op = OpKind::Allgather;
+  CHECK_THROWS_WITH(sum_mismatches(other, 1), Catch::Contains("allgather") && Catch::Contains("reduce-scatter"));
+}
