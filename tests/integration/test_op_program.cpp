@@ -11,10 +11,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -51,9 +53,13 @@ const char* net_name(Net n) { return n == Net::threads ? "threads" : "tcp"; }
 // Builds one OpProgram per rank, then runs body(rank, program, transport) on
 // one thread per rank over `net`. Returns each rank's UserError (empty: ok).
 // A failing rank aborts the threads world, and its closed TCP connections
-// fail its peers, so a failure never hangs the test.
+// fail its peers, so a failure never hangs the test. A body that runs more
+// than once meets the others at `sync` between runs: a threads world keys
+// messages by (sender, port, step), so one run's messages must not meet the
+// next run's (ThreadsRunner does the same); a failing rank drops out of it.
 std::vector<std::string> on_world(const ir::Plan& plan, Net net,
-                                  const std::function<void(ir::Rank, rt::OpProgram&, rt::Transport&)>& body) {
+                                  const std::function<void(ir::Rank, rt::OpProgram&, rt::Transport&)>& body,
+                                  std::barrier<>* sync = nullptr) {
   const uint32_t K = static_cast<uint32_t>(plan.ranks.size());
   std::vector<rt::OpProgram> progs;
   for (ir::Rank r = 0; r < K; ++r) progs.emplace_back(plan.spec, plan.num_steps, plan.ranks[r]);
@@ -71,6 +77,7 @@ std::vector<std::string> on_world(const ir::Plan& plan, Net net,
         } catch (const UserError& e) {
           errors[r] = e.what();
           world.abort();
+          if (sync) sync->arrive_and_drop();
         }
       });
     for (auto& t : threads) t.join();
@@ -94,6 +101,7 @@ std::vector<std::string> on_world(const ir::Plan& plan, Net net,
         body(r, progs[r], tr);
       } catch (const UserError& e) {
         errors[r] = e.what();
+        if (sync) sync->arrive_and_drop();
       }
     });
   for (auto& t : threads) t.join();
@@ -252,6 +260,7 @@ TEST_CASE("op program: one-element messages go zero-copy, in place inputs (MPI_I
     // reuses the first run's storage.
     std::vector<std::vector<int32_t>> buf(K);
     std::vector<size_t> storage_after(K), storage_small(K);
+    std::barrier<> sync(K);
     const auto errors = on_world(plan, net, [&](ir::Rank r, rt::OpProgram& prog, rt::Transport& tr) {
       CHECK(prog.stats().zero_copy_sends > 0);
       CHECK(prog.stats().direct_recvs > 0);
@@ -262,9 +271,10 @@ TEST_CASE("op program: one-element messages go zero-copy, in place inputs (MPI_I
       storage_after[r] = prog.storage_bytes();
       for (size_t e = 0; e < 60; ++e) buf[r][e] = static_cast<int32_t>(10 * r);
       in.bytes = out.bytes = 240;
+      sync.arrive_and_wait();
       prog.run(tr, op, 60, &in, &out);
       storage_small[r] = prog.storage_bytes();
-    });
+    }, &sync);
     REQUIRE(joined(errors).empty());
     for (uint32_t r = 0; r < K; ++r) {
       CHECK(buf[r][0] == 10 * (0 + 1 + 2 + 3 + 4));
@@ -528,5 +538,46 @@ TEST_CASE("op program: a message's slot row is never shared while the slot is bu
     REQUIRE(joined(errors).empty());
     for (int r = 0; r < 2; ++r)
       for (int e = 0; e < 4; ++e) CHECK(got[r][e] == 20 * (e + 1) + 1);
+  }
+}
+
+// Figures, not a test (run by hand: collplan_tests "[bench]"): one
+// OpProgram replay per rank of a double-sum allreduce on the threads
+// transport, the programs built once and the rows sized by a first run;
+// the time includes the barrier that separates runs on a threads world.
+TEST_CASE("op program: allreduce replay time on threads", "[.bench]") {
+  for (const Case& c : {Case{OpKind::Allreduce, "dissemination-allreduce", 4, 1, 1, 1},
+                        Case{OpKind::Allreduce, "reduce-scatter-allgather", 4, 1, 4, 1}}) {
+    const ir::Plan plan = plan_of(c);
+    const rt::UserOp op{rt::reduce_kernel(ReduceOp::sum, ElemType::f64), nullptr, sizeof(double)};
+    for (size_t total : {size_t{1} << 3, size_t{1} << 17, size_t{1} << 20}) {
+      const size_t count = (total + c.n - 1) / c.n;
+      const int runs = total < 4096 ? 2000 : 20;
+      std::vector<double> seconds(c.K);
+      std::barrier<> sync(c.K);
+      const auto errors = on_world(plan, Net::threads, [&](ir::Rank r, rt::OpProgram& prog, rt::Transport& tr) {
+        std::vector<double> buf(total, 1.0 + r);
+        std::vector<InPiece> in;
+        std::vector<OutPiece> out;
+        for (size_t b = 0; b < c.n; ++b) {
+          const size_t off = std::min(b * count, total), len = std::min(count, total - off);
+          in.push_back({buf.data() + off, len * sizeof(double)});
+          out.push_back({buf.data() + off, len * sizeof(double)});
+        }
+        prog.run(tr, op, count, in.data(), out.data());  // sizes the rows
+        sync.arrive_and_wait();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < runs; ++i) {
+          prog.run(tr, op, count, in.data(), out.data());
+          sync.arrive_and_wait();
+        }
+        seconds[r] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / runs;
+      }, &sync);
+      INFO(joined(errors));
+      REQUIRE(joined(errors).empty());
+      const double worst = *std::max_element(seconds.begin(), seconds.end());
+      std::printf("%-26s K=%u %8zu doubles: %10.1f us per allreduce, %6.2f GB/s of vector per rank\n", c.algorithm,
+                  c.K, total, worst * 1e6, total * 8 / worst / 1e9);
+    }
   }
 }
