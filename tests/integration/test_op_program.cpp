@@ -400,6 +400,24 @@ TEST_CASE("op program: bad arguments and plans are UserErrors naming the value",
                     Catch::Contains("program of rank 9, but the plan has ranks 0..3"));
 }
 
+TEST_CASE("op program: a peer that never comes is a UserError naming rank, step, peer and port", "[op_program]") {
+  const ir::Plan plan = plan_of({OpKind::Allreduce, "dissemination-allreduce", 3, 1, 1, 1});
+  rt::ThreadsOptions opt;
+  opt.timeout = std::chrono::milliseconds(200);
+  rt::ThreadsWorld world(3, opt);
+  for (ir::Rank r = 0; r < 3; ++r) world.reserve(r, rt::mailbox_capacity(plan, r));
+  rt::OpProgram prog(plan.spec, plan.num_steps, plan.ranks[0]);
+  const rt::UserOp op{rt::reduce_kernel(ReduceOp::sum, ElemType::i32), nullptr, 4};
+  int32_t x = 1, y = -1;
+  const InPiece in{&x, 4};
+  const OutPiece out{&y, 4};
+  // Ranks 1 and 2 never run: rank 0's first wait times out.
+  const std::string e = test::user_error_of([&] { prog.run(world.endpoint(0), op, 1, &in, &out); });
+  CHECK_THAT(e, Catch::Matches("rank 0 step 1: completing the message (to|from) rank [12] on port 0 \\(sent in step "
+                               "1\\) failed: timeout.*"));
+  CHECK(y == -1);  // outputs untouched
+}
+
 TEST_CASE("op program: a null operator replays broadcasts and allgathers", "[op_program]") {
   for (const Case& c : {Case{OpKind::Broadcast, "postal-broadcast", 6, 2, 2, 1},
                         Case{OpKind::Allgather, "circulant-allgather", 5, 1, 2, 1}}) {
