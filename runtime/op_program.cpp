@@ -28,6 +28,9 @@ constexpr size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign;
 // The largest row run() takes: keeps every offset computation far from
 // overflow (a program has at most 2^32 rows).
 constexpr size_t kMaxRowBytes = size_t{1} << 40;
+// The most row storage one program may ask for: more than any machine has,
+// and far from overflow (2^32 rows of 2^40 bytes would not be).
+constexpr size_t kMaxStorageBytes = size_t{1} << 48;
 
 }  // namespace
 
@@ -343,7 +346,19 @@ struct OpProgram::Impl {
   // message at it. Allocates only when the storage grows.
   void layout(size_t bytes) {
     if (bytes == row) return;
+    // The total first, before anything changes: past kMaxStorageBytes it
+    // is refused (a row of up to 2^40 bytes times up to 2^32 rows could
+    // even wrap around).
     size_t total = 0;
+    for (uint32_t rows : area_rows) {
+      if (rows > kMaxStorageBytes / bytes) total = kMaxStorageBytes + 1;  // rows · bytes alone is too much
+      else total += round_up(rows * bytes);
+      if (total > kMaxStorageBytes)
+        user_error("rank {}: rows of {} bytes need more than {} bytes of storage ({} rows: slots, a scratch row and "
+                   "staged messages)",
+                   rank, bytes, kMaxStorageBytes, row_count());
+    }
+    total = 0;
     for (size_t a = 0; a < area_rows.size(); ++a) {
       area_off[a] = total;
       total += round_up(area_rows[a] * bytes);
@@ -373,6 +388,11 @@ struct OpProgram::Impl {
   }
 
   std::byte* slot_row(SlotId s) { return base + area_off[s]; }
+  uint64_t row_count() const {
+    uint64_t n = 0;
+    for (uint32_t rows : area_rows) n += rows;
+    return n;
+  }
 
   void exec(uint32_t b, uint32_t e, const UserOp& op, size_t count) {
     for (uint32_t i = b; i < e; ++i) {

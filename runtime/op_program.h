@@ -89,7 +89,8 @@ class OpProgram {
   // what its term holds, and received data and inputs are values (decided
   // from this program alone; e.g. item 0 of an exclusive scan). Bad
   // arguments (piece counts, null pointers, bytes beyond the row, count or
-  // elem_size 0, a row over 2^60 bytes) are a UserError naming the value;
+  // elem_size 0, a row over 2^40 bytes, rows needing
+  // over 2^48 bytes in all) are a UserError naming the value;
   // a transport failure is a UserError naming rank, step, peer and port
   // (RunAborted when the transport reports Status::aborted). Not reentrant;
   // one thread at a time.

@@ -375,6 +375,19 @@ TEST_CASE("op program: bad arguments and plans are UserErrors naming the value",
   CHECK_THAT(msg([&] { prog.run(tr, rt::UserOp{sum.fn, nullptr, 0}, 8, &in, &out); }),
              Catch::Contains("elem_size is 0"));
   CHECK_THAT(msg([&] { prog.run(tr, sum, size_t{1} << 62, &in, &out); }), Catch::Contains("is too large"));
+  // Rows a machine cannot hold are refused before anything is allocated: an
+  // allgather of 300 ranks has over 300 rows, of up to 2^40 bytes each.
+  const ir::Plan wide = plan_of({OpKind::Allgather, "dissemination-allgather", 300, 1, 1, 1});
+  rt::OpProgram wide_prog(wide.spec, wide.num_steps, wide.ranks[0]);
+  std::vector<OutPiece> skip(wide_prog.num_outputs());
+  const InPiece one{x, 1};
+  rt::ThreadsWorld wide_world(300);
+  CHECK_THAT(msg([&] {
+               wide_prog.run(wide_world.endpoint(0), rt::UserOp{nullptr, nullptr, 1}, size_t{1} << 40, &one,
+                             skip.data());
+             }),
+             Catch::Contains("rank 0: rows of 1099511627776 bytes need more than 281474976710656 bytes of storage"));
+  CHECK(wide_prog.storage_bytes() == 0);
   // A reduce plan needs the operator; a broadcast does not.
   CHECK(prog.combines());
   CHECK_THAT(msg([&] { prog.run(tr, rt::UserOp{nullptr, nullptr, 4}, 8, &in, &out); }),
