@@ -89,11 +89,11 @@ class OpProgram {
   // what its term holds, and received data and inputs are values (decided
   // from this program alone; e.g. item 0 of an exclusive scan). Bad
   // arguments (piece counts, null pointers, bytes beyond the row, count or
-  // elem_size 0, a row over 2^40 bytes, rows needing
-  // over 2^48 bytes in all) are a UserError naming the value;
-  // a transport failure is a UserError naming rank, step, peer and port
-  // (RunAborted when the transport reports Status::aborted). Not reentrant;
-  // one thread at a time.
+  // elem_size 0, a row over 2^40 bytes, rows needing over 2^48 bytes in
+  // all) are a UserError naming the value, raised before the transport is
+  // touched; a transport failure is a UserError naming rank, step, peer and
+  // port (RunAborted when the transport reports Status::aborted). Not
+  // reentrant; one thread at a time.
   void run(Transport& tr, const UserOp& op, size_t count, const InPiece* inputs, const OutPiece* outputs);
   // The same, first checking the list lengths (UserError naming both counts).
   void run(Transport& tr, const UserOp& op, size_t count, const InPiece* inputs, size_t num_inputs,
