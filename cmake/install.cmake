@@ -49,7 +49,8 @@ install(EXPORT collplanCompilerTargets NAMESPACE collplan:: DESTINATION ${COLLPL
 foreach(dir support field ir matrix json passes gen pipeline backend)
   install(DIRECTORY compiler/${dir} DESTINATION ${COLLPLAN_INSTALL_INCLUDE} FILES_MATCHING PATTERN "*.h")
 endforeach()
-install(FILES runtime/engine.h runtime/trace.h runtime/transport.h runtime/user_op.h
+install(FILES runtime/engine.h runtime/trace.h runtime/transport.h runtime/user_op.h runtime/op_program.h
+  runtime/reduce_ops.h
   DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime)
 install(FILES runtime/transport/threads.h runtime/transport/tcp.h runtime/transport/tcp_wire.h
   DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime/transport)

@@ -47,23 +47,13 @@
 #include <vector>
 
 #include "ir/plan.h"
+#include "runtime/op_program.h"
 #include "runtime/transport/threads.h"
 
 namespace collplan::rt {
 
-// out[i] = a[i] ⊕ b[i] for count elements of elem_size bytes; `a` is the
-// earlier (left) operand. out may alias a.
-using UserOpFn = void (*)(const void* a, const void* b, void* out, size_t count, void* ctx);
-
-struct UserOp {
-  UserOpFn fn = nullptr;
-  void* ctx = nullptr;
-  size_t elem_size = 0;  // bytes per element
-  // ⊕ commutes (MPI_Op_create's commute flag): reduce, allreduce and
-  // reduce-scatter plans then need only be exact, not ordered. Prefix plans
-  // are always checked for order.
-  bool commutative = false;
-};
+// UserOpFn and UserOp (the operator) are declared in runtime/op_program.h,
+// the one-rank replay this file runs on every thread.
 
 struct UserOpOptions {
   ThreadsOptions threads;

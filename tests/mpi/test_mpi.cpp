@@ -10,12 +10,18 @@
 // Last, the rank-local compile: each process builds only its own circulant
 // broadcast program (gen::circulant_broadcast_local, never the other ranks')
 // and replays it through the MPI transport; every rank must end with the
-// root's bytes.
+// root's bytes. And OpProgram (runtime/op_program.h): each process replays
+// only its own rank's program of an allreduce or reduce-scatter plan with
+// the MPI_SUM kernel of runtime/reduce_ops.h over rt::MpiTransport, on
+// vectors whose length does not divide into the plan's blocks, and compares
+// with MPI_Allreduce / MPI_Reduce_scatter_block on the same data.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -27,6 +33,8 @@
 #include "pipeline/pipeline.h"
 #include "repair_spec.h"
 #include "runtime/engine.h"
+#include "runtime/op_program.h"
+#include "runtime/reduce_ops.h"
 #include "runtime/check/replay.h"
 #include "runtime/transport/mpi.h"
 #include "support/error.h"
@@ -181,6 +189,61 @@ void check_rank_local_broadcast(uint32_t root, uint32_t n) {
   }
 }
 
+// The pieces of block b when a vector of m elements is cut into blocks of
+// `count` (the last ones shorter, or empty).
+template <class T>
+std::pair<T*, size_t> block_piece(T* base, size_t m, size_t count, size_t b) {
+  const size_t off = std::min(b * count, m);
+  return {base + off, std::min(count, m - off) * sizeof(T)};
+}
+
+// One rank's program of `plan` (an allreduce or reduce-scatter), replayed
+// with OpProgram and ⊕ = MPI_SUM's kernel over MPI, against MPI itself.
+template <class T>
+void check_op_program(const std::string& name, const ir::Plan& plan, rt::ElemType type, MPI_Datatype dt) {
+  const size_t K = static_cast<size_t>(g_size);
+  const size_t n = plan.spec.blocks;
+  const bool rs = plan.spec.op == OpKind::ReduceScatter;
+  rt::OpProgram prog(plan.spec, plan.num_steps, plan.ranks[static_cast<size_t>(g_rank)]);
+  rt::MpiTransport tr(MPI_COMM_WORLD);
+  const rt::UserOp op{rt::reduce_kernel(rt::ReduceOp::sum, type), nullptr, sizeof(T)};
+  std::mt19937_64 rng(static_cast<uint64_t>(g_rank) * 7919 + n);
+  for (size_t m : {size_t{1}, 3 * n, 1000 + 7 * n + 1}) {  // per rank's block: fewer elements than blocks, even, ragged
+    ++g_checks;
+    const size_t count = (m + n - 1) / n;
+    // Small integers: every order of summation gives the same value.
+    std::vector<T> send((rs ? K : 1) * m), got(m, T(-1)), want(m, T(-2));
+    for (T& x : send) x = static_cast<T>(static_cast<int>(rng() % 20001) - 10000);
+    std::vector<rt::InPiece> in;
+    std::vector<rt::OutPiece> out;
+    for (size_t k = 0; k < (rs ? K : 1); ++k)
+      for (size_t b = 0; b < n; ++b) {
+        const auto [data, bytes] = block_piece(send.data() + k * m, m, count, b);
+        in.push_back({data, bytes});
+      }
+    for (size_t b = 0; b < n; ++b) {
+      const auto [data, bytes] = block_piece(got.data(), m, count, b);
+      out.push_back({data, bytes});
+    }
+    try {
+      prog.run(tr, op, count, in.data(), in.size(), out.data(), out.size());
+    } catch (const std::exception& e) {
+      fail(fmt::format("op program {} m={}: {}", name, m, e.what()));
+      return;
+    }
+    if (rs)
+      MPI_Reduce_scatter_block(send.data(), want.data(), static_cast<int>(m), dt, MPI_SUM, MPI_COMM_WORLD);
+    else
+      MPI_Allreduce(send.data(), want.data(), static_cast<int>(m), dt, MPI_SUM, MPI_COMM_WORLD);
+    if (std::memcmp(got.data(), want.data(), m * sizeof(T)) != 0)
+      for (size_t e = 0; e < m; ++e)
+        if (std::memcmp(&got[e], &want[e], sizeof(T)) != 0) {
+          fail(fmt::format("op program {} m={}: element {} is {}, MPI gives {}", name, m, e, got[e], want[e]));
+          break;
+        }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -314,6 +377,27 @@ int main(int argc, char** argv) {
       }
     ++g_checks;
     if (zero_staged_plans < 12) fail(fmt::format("only {} plans checked for staging", zero_staged_plans));
+
+    // OpProgram over MPI with MPI_SUM's kernel, against MPI itself.
+    auto plain = [&](OpKind op, const char* algorithm, uint32_t p, uint32_t n) {
+      Spec s;
+      s.op = op;
+      s.K = K;
+      s.p = p;
+      s.blocks = n;
+      s.field = Field::prime(65537);
+      return compile(s, algorithm);
+    };
+    for (const auto& [name, plan] : {
+             std::pair{"dissemination-allreduce p=2", plain(OpKind::Allreduce, "dissemination-allreduce", 2, 1)},
+             std::pair{"reduce-scatter-allgather n=K+1", plain(OpKind::Allreduce, "reduce-scatter-allgather", 1, K + 1)},
+             std::pair{"circulant-allreduce n=2", plain(OpKind::Allreduce, "circulant-allreduce", 1, 2)},
+             std::pair{"dissemination-reduce-scatter p=2 n=2",
+                       plain(OpKind::ReduceScatter, "dissemination-reduce-scatter", 2, 2)},
+             std::pair{"circulant-reduce-scatter", plain(OpKind::ReduceScatter, "circulant-reduce-scatter", 1, 1)}}) {
+      check_op_program<int32_t>(std::string(name) + " int32", plan, rt::ElemType::i32, MPI_INT32_T);
+      check_op_program<double>(std::string(name) + " double", plan, rt::ElemType::f64, MPI_DOUBLE);
+    }
 
     // Rank-local compile: no process holds any other rank's program.
     check_rank_local_broadcast(0, 1);
