@@ -64,6 +64,10 @@ if(COLLPLAN_HAVE_MPI)
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # libcollplan_pmpi.so: preloaded into MPI programs (docs/pmpi.md), or
+  # linked as collplan::pmpi before MPI.
+  install(TARGETS collplan_pmpi EXPORT collplanMpiTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(EXPORT collplanMpiTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})
   install(FILES runtime/transport/mpi.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime/transport)
   install(FILES runtime/capi/collplan_mpi.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE})

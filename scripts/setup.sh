@@ -16,7 +16,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
           openmpi-bin libopenmpi-dev
           libsimgrid-dev
           clang libclang-rt-14-dev gcc-arm-none-eabi libnewlib-arm-none-eabi g++-aarch64-linux-gnu qemu-user
-          python3 chromium chromium-driver iproute2 procps)
+          python3 chromium chromium-driver iproute2 procps
+          hpcc scalapack-mpi-test python3-mpi4py python3-numpy)
 # libcadical-dev: the SAT solver of `collplan search` (docs/search.md).
 # clang (libclang-rt: libFuzzer for scripts/fuzz.sh), the Cortex-M and
 # AArch64 cross compilers and qemu-aarch64: the tests
@@ -24,7 +25,9 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
 # kernels under emulation. python3 (standard library only) and headless
 # chromium: the trace schema checks and the explorer page test (tests/viz/).
 # iproute2 (ip, tc) and procps (pgrep): the fault campaign (scripts/faults.py)
-# and the namespace test of the TCP transport.
+# and the namespace test of the TCP transport. hpcc, scalapack-mpi-test,
+# python3-mpi4py and python3-numpy: real MPI programs run unmodified under
+# libcollplan_pmpi (tests/pmpi/real_programs.sh).
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -64,6 +64,7 @@ void add_import_command(CLI::App& app, CommandList& cmds);             // cmd_im
 void add_export_command(CLI::App& app, CommandList& cmds);             // cmd_export.cpp
 void add_recode_command(CLI::App& app, CommandList& cmds);             // cmd_recode.cpp
 void add_calibrate_command(CLI::App& app, CommandList& cmds);          // cmd_calibrate.cpp
+void add_plan_set_command(CLI::App& app, CommandList& cmds);           // cmd_plan_set.cpp
 
 // `show`'s pictures (driver/cmd_show.cpp): --svg, --dot, --html, --trace,
 // --coefficients, --summary, --diagram, --ranks, --steps.

@@ -29,7 +29,7 @@ constexpr AddCommand kCommands[] = {
     add_emit_cpp_command, add_extract_command, add_run_command,    add_verify_circulant_command,
     add_search_command,   add_compile_command, add_check_command,  add_show_command,
     add_list_command,     add_bound_command,   add_import_command, add_export_command,
-    add_recode_command,   add_keygen_command,  add_calibrate_command,
+    add_recode_command,   add_keygen_command,  add_calibrate_command, add_plan_set_command,
 };
 
 }  // namespace

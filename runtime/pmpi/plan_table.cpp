@@ -1,0 +1,180 @@
+#include "runtime/pmpi/plan_table.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "support/error.h"
+
+namespace collplan::pmpi {
+
+namespace {
+
+constexpr const char* kOpNames[kNumCallOps] = {"broadcast", "reduce",         "allgather", "allreduce",
+                                               "reduce-scatter", "scan", "exscan"};
+
+using nlohmann::json;
+
+// The value of `key` in object `o` of the given type, or UserError naming
+// where it is missing or what it should be.
+const json& field(const json& o, const char* key, const std::string& where) {
+  auto it = o.find(key);
+  if (it == o.end()) user_error("{}: \"{}\" is missing", where, key);
+  return *it;
+}
+
+std::string get_string(const json& o, const char* key, const std::string& where) {
+  const json& v = field(o, key, where);
+  if (!v.is_string()) user_error("{}: \"{}\" must be a string, it is {}", where, key, v.dump());
+  return v.get<std::string>();
+}
+
+uint64_t get_uint(const json& o, const char* key, const std::string& where, uint64_t lo, uint64_t hi) {
+  const json& v = field(o, key, where);
+  if (!v.is_number_unsigned() || v.get<uint64_t>() < lo || v.get<uint64_t>() > hi)
+    user_error("{}: \"{}\" must be an integer in {}..{}, it is {}", where, key, lo, hi, v.dump());
+  return v.get<uint64_t>();
+}
+
+bool get_bool(const json& o, const char* key, const std::string& where) {
+  const json& v = field(o, key, where);
+  if (!v.is_boolean()) user_error("{}: \"{}\" must be true or false, it is {}", where, key, v.dump());
+  return v.get<bool>();
+}
+
+bool is_reduction(CallOp op) { return op != CallOp::broadcast && op != CallOp::allgather; }
+
+}  // namespace
+
+const char* call_op_name(CallOp op) { return kOpNames[static_cast<int>(op)]; }
+
+CallOp parse_call_op(const std::string& name) {
+  for (int i = 0; i < kNumCallOps; ++i)
+    if (name == kOpNames[i]) return static_cast<CallOp>(i);
+  user_error("unknown operation \"{}\" (valid: broadcast, reduce, allgather, allreduce, reduce-scatter, scan, exscan)",
+             name);
+}
+
+const TableRow* PlanTable::find(CallOp op, uint32_t K, uint64_t bytes) const {
+  for (const TableRow& r : rows)
+    if (r.op == op && r.K == K && r.lo <= bytes && bytes <= r.hi) return &r;
+  return nullptr;
+}
+
+const TableRow* PlanTable::select(CallOp op, uint32_t K, uint64_t bytes, const Needs& needs, int* skipped) const {
+  if (skipped) *skipped = 0;
+  for (const TableRow& r : rows) {
+    if (r.op != op || r.K != K || bytes < r.lo || bytes > r.hi) continue;
+    if (r.plan < 0) return &r;
+    const PlanEntry& p = plans[static_cast<size_t>(r.plan)];
+    const bool ok = !needs.reduction ||
+                    (p.exact && (!needs.ordered || p.ordered) && (!needs.consistent || p.consistent));
+    if (ok) return &r;
+    if (skipped) ++*skipped;
+  }
+  return nullptr;
+}
+
+PlanTable parse_plan_table(const std::string& text, const std::string& path, const std::string& dir) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    user_error("{}: not JSON ({})", path, e.what());
+  }
+  if (!j.is_object()) user_error("{}: a plan set index is a JSON object, this is {}", path, j.type_name());
+  const std::string format = get_string(j, "format", path);
+  if (format != kPlanSetFormat)
+    user_error("{}: \"format\" is \"{}\", a plan set index has \"{}\"", path, format, kPlanSetFormat);
+  const uint64_t version = get_uint(j, "version", path, 0, UINT32_MAX);
+  if (version != kPlanSetVersion)
+    user_error("{}: version {} is not supported (this collplan reads version {})", path, version, kPlanSetVersion);
+
+  PlanTable t;
+  t.dir = dir;
+  std::map<std::string, int> by_name;
+  const json& plans = field(j, "plans", path);
+  if (!plans.is_object()) user_error("{}: \"plans\" must be an object (name -> plan), it is {}", path, plans.type_name());
+  for (const auto& [name, p] : plans.items()) {
+    const std::string where = fmt::format("{}: plan \"{}\"", path, name);
+    if (!p.is_object()) user_error("{} must be an object, it is {}", where, p.type_name());
+    PlanEntry e;
+    e.name = name;
+    e.file = get_string(p, "file", where);
+    if (e.file.empty() || e.file.front() == '/' || e.file.find("..") != std::string::npos)
+      user_error("{}: \"file\" \"{}\" must be a relative path inside the set's directory (no \"..\")", where, e.file);
+    e.digest = get_string(p, "digest", where);
+    if (e.digest.size() != 32 || e.digest.find_first_not_of("0123456789abcdef") != std::string::npos)
+      user_error("{}: \"digest\" must be 32 lowercase hex digits (the plan's content hash), it is \"{}\"", where,
+                 e.digest);
+    try {
+      e.op = parse_call_op(get_string(p, "op", where));
+    } catch (const UserError& err) {
+      user_error("{}: {}", where, err.what());
+    }
+    e.K = static_cast<uint32_t>(get_uint(p, "K", where, 2, 1u << 20));
+    e.blocks = static_cast<uint32_t>(get_uint(p, "blocks", where, 1, 1u << 24));
+    e.algorithm = p.contains("algorithm") ? get_string(p, "algorithm", where) : std::string();
+    if (is_reduction(e.op)) {
+      e.exact = get_bool(p, "exact", where);
+      e.ordered = get_bool(p, "ordered", where);
+      e.consistent = get_bool(p, "consistent", where);
+    }
+    by_name[name] = static_cast<int>(t.plans.size());
+    t.plans.push_back(std::move(e));
+  }
+  const json& table = field(j, "table", path);
+  if (!table.is_array()) user_error("{}: \"table\" must be an array of rows, it is {}", path, table.type_name());
+  for (size_t i = 0; i < table.size(); ++i) {
+    const json& r = table[i];
+    const std::string where = fmt::format("{}: table row {}", path, i);
+    if (!r.is_object()) user_error("{} must be an object, it is {}", where, r.type_name());
+    TableRow row;
+    try {
+      row.op = parse_call_op(get_string(r, "op", where));
+    } catch (const UserError& err) {
+      user_error("{}: {}", where, err.what());
+    }
+    row.K = static_cast<uint32_t>(get_uint(r, "K", where, 2, 1u << 20));
+    const json& b = field(r, "bytes", where);
+    if (!b.is_array() || b.size() != 2 || !b[0].is_number_unsigned() || !b[1].is_number_unsigned() ||
+        b[0].get<uint64_t>() > b[1].get<uint64_t>())
+      user_error("{}: \"bytes\" must be [lo, hi] with integers 0 <= lo <= hi, it is {}", where, b.dump());
+    row.lo = b[0].get<uint64_t>();
+    row.hi = b[1].get<uint64_t>();
+    const std::string plan = get_string(r, "plan", where);
+    if (plan != "mpi") {
+      auto it = by_name.find(plan);
+      if (it == by_name.end())
+        user_error("{}: plan \"{}\" is not in \"plans\" (name one of them, or \"mpi\")", where, plan);
+      const PlanEntry& e = t.plans[static_cast<size_t>(it->second)];
+      if (e.op != row.op || e.K != row.K)
+        user_error("{}: plan \"{}\" is a {} plan for K = {}, the row is for {} at K = {}", where, plan,
+                   call_op_name(e.op), e.K, call_op_name(row.op), row.K);
+      row.plan = it->second;
+    }
+    t.rows.push_back(row);
+  }
+  return t;
+}
+
+PlanTable read_plan_table(const std::string& dir) {
+  const std::string path = dir + "/index.json";
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) user_error("{}: cannot read the plan set index (no such file)", path);
+  if (!S_ISREG(st.st_mode)) user_error("{}: not a regular file", path);
+  if (static_cast<uint64_t>(st.st_size) > kMaxIndexBytes)
+    user_error("{}: {} bytes, larger than a plan set index may be ({} bytes)", path, st.st_size, kMaxIndexBytes);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) user_error("{}: cannot open the plan set index", path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_plan_table(text, path, dir);
+}
+
+}  // namespace collplan::pmpi

@@ -1,0 +1,100 @@
+// A plan set's selection table (DIR/index.json, written by `collplan
+// plan-set` and `collplan tune`, editable by hand): which plan serves an MPI
+// collective call of a given operation, communicator size and message size,
+// and what each plan can be replayed with. No MPI here: the interposition
+// library (pmpi.cpp) and the tests read tables through this.
+//
+// ─── The file ────────────────────────────────────────────────────────────────
+//
+//   {
+//     "format": "collplan-plan-set", "version": 1,
+//     "plans": {                      // key: a name the table refers to
+//       "allreduce-K8-n1-dissemination-allreduce": {
+//         "file": "allreduce-K8-n1-dissemination-allreduce.cplan",   // relative to DIR
+//         "digest": "<32 hex>",       // the plan's content hash: a swapped file is refused
+//         "op": "allreduce",          // broadcast reduce allgather allreduce reduce-scatter scan exscan
+//         "K": 8, "blocks": 1, "algorithm": "dissemination-allreduce",
+//         "exact": true,              // reductions: correct for every commutative operator
+//         "ordered": false,           // ... and for non-commutative ones (rank order kept)
+//         "consistent": false         // every rank gets the same bits (floating point)
+//       }, ...
+//     },
+//     "table": [                      // first matching row wins
+//       {"op": "allreduce", "K": 8, "bytes": [0, 65536], "plan": "allreduce-K8-..."},
+//       {"op": "allreduce", "K": 8, "bytes": [65537, 4194304], "plan": "mpi"}, ...
+//     ]
+//   }
+//
+// A row matches a call of operation `op` on a communicator of K ranks whose
+// message is `bytes` long (lo <= bytes <= hi; what "message" means per
+// operation: docs/pmpi.md) and whose operator and datatype the plan's
+// properties allow; "plan": "mpi" sends the call to the MPI library. A call
+// no row matches goes to the MPI library too.
+//
+// Errors: parse_plan_table throws UserError naming the file, the row or plan
+// and the bad value, for anything that is not a table of this format (it
+// never crashes, whatever the input).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace collplan::pmpi {
+
+// The collective calls a table serves (their "op" names).
+enum class CallOp : uint8_t { broadcast, reduce, allgather, allreduce, reduce_scatter, scan, exscan };
+inline constexpr int kNumCallOps = 7;
+const char* call_op_name(CallOp op);
+// UserError listing the names when `name` is none of them.
+CallOp parse_call_op(const std::string& name);
+
+struct PlanEntry {
+  std::string name;    // the key in "plans"
+  std::string file;    // path relative to the set's directory
+  std::string digest;  // 32 lowercase hex digits
+  CallOp op = CallOp::allreduce;
+  uint32_t K = 0, blocks = 1;
+  std::string algorithm;
+  bool exact = false, ordered = false, consistent = false;
+};
+
+struct TableRow {
+  CallOp op = CallOp::allreduce;
+  uint32_t K = 0;
+  uint64_t lo = 0, hi = 0;  // bytes, inclusive
+  int plan = -1;            // index into PlanTable::plans; −1 = "mpi"
+};
+
+// What a call needs of a reduction plan beyond "a plan of this operation".
+struct Needs {
+  bool reduction = false;   // the plan combines values (not broadcast / allgather)
+  bool ordered = false;     // non-commutative operator
+  bool consistent = false;  // floating point: identical bits on every rank
+};
+
+struct PlanTable {
+  std::string dir;  // the set's directory
+  std::vector<PlanEntry> plans;
+  std::vector<TableRow> rows;
+
+  // The first row for (op, K, bytes); nullptr when none.
+  const TableRow* find(CallOp op, uint32_t K, uint64_t bytes) const;
+  // The first row for (op, K, bytes) whose plan meets `needs` (or that says
+  // "mpi"); nullptr when none. *skipped (when given) counts the rows that
+  // matched but whose plan lacked a property.
+  const TableRow* select(CallOp op, uint32_t K, uint64_t bytes, const Needs& needs, int* skipped = nullptr) const;
+};
+
+inline constexpr const char* kPlanSetFormat = "collplan-plan-set";
+inline constexpr int kPlanSetVersion = 1;
+inline constexpr uint64_t kMaxIndexBytes = uint64_t{64} << 20;
+
+// Parses the text of an index.json (`path` is for messages, `dir` becomes
+// PlanTable::dir).
+PlanTable parse_plan_table(const std::string& text, const std::string& path, const std::string& dir);
+// Reads DIR/index.json (a regular file of at most kMaxIndexBytes).
+PlanTable read_plan_table(const std::string& dir);
+
+}  // namespace collplan::pmpi

@@ -1,0 +1,93 @@
+// `collplan plan-set`: the index it writes is one the library reads, every
+// plan it names is there with its digest and proven properties, the rows
+// cover the byte ladder once per pass, and bad options are refused by name.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "ir/binary.h"
+#include "passes/verify_reduction.h"
+#include "runtime/pmpi/plan_table.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+using collplan::test::read_file;
+using collplan::test::run_collplan;
+using collplan::test::scratch_dir;
+
+TEST_CASE("cli plan-set: a readable index, every plan verified, its digest and properties", "[cli][pmpi]") {
+  const fs::path dir = scratch_dir("cli-plan-set");
+  const auto r = run_collplan("plan-set --K 3,4 --max-bytes 65536 --max-blocks 8 --quiet -o " + (dir / "set").string());
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("wrote ") != std::string::npos);
+  const auto table = collplan::pmpi::read_plan_table((dir / "set").string());
+  REQUIRE(!table.plans.empty());
+  for (const auto& p : table.plans) {
+    INFO(p.name);
+    const collplan::ir::Plan plan = collplan::ir::read_binary((dir / "set" / p.file).string());
+    CHECK(collplan::ir::plan_digest(plan).hex() == p.digest);
+    CHECK(plan.spec.K == p.K);
+    CHECK(plan.spec.blocks == p.blocks);
+    CHECK(plan.spec.root == 0);
+    if (collplan::passes::is_reduction_op(plan.spec.op)) {
+      const auto props = collplan::passes::reduction_properties(plan);
+      CHECK(p.exact);
+      CHECK(props.exact == p.exact);
+      CHECK(props.ordered == p.ordered);
+      CHECK(props.consistent == p.consistent);
+    }
+  }
+  // Every (operation, K) has its first pass of rows covering 1 .. 65536
+  // without a gap, and every call that may use any exact plan gets one.
+  using collplan::pmpi::CallOp;
+  for (CallOp op : {CallOp::broadcast, CallOp::reduce, CallOp::allgather, CallOp::allreduce, CallOp::reduce_scatter,
+                    CallOp::scan, CallOp::exscan})
+    for (uint32_t K : {3u, 4u})
+      for (uint64_t b : {uint64_t{1}, uint64_t{1000}, uint64_t{65536}}) {
+        INFO(collplan::pmpi::call_op_name(op) << " K=" << K << " bytes=" << b);
+        const collplan::pmpi::Needs any{op != CallOp::broadcast && op != CallOp::allgather, false, false};
+        const auto* row = table.select(op, K, b, any);
+        REQUIRE(row != nullptr);
+        CHECK(row->plan >= 0);
+        // Floating point finds a plan that gives the same bits everywhere.
+        if (any.reduction) {
+          const auto* f = table.select(op, K, b, {true, false, true});
+          REQUIRE(f != nullptr);
+          CHECK(table.plans[f->plan].consistent);
+        }
+      }
+  CHECK(table.select(CallOp::allreduce, 4, 65537, {true, false, false}) == nullptr);
+  // The table in the file says it is untuned and where the cost model came from.
+  const auto j = nlohmann::json::parse(read_file((dir / "set" / "index.json").string()));
+  CHECK(j["tuned"] == false);
+  CHECK(j["cost"]["from"] == "defaults (one node, shared memory)");
+}
+
+TEST_CASE("cli plan-set: bad options are refused by name", "[cli][pmpi]") {
+  const fs::path dir = scratch_dir("cli-plan-set-bad");
+  const std::string out = " -o " + (dir / "x").string();
+  struct Bad {
+    std::string args, message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"--ops gather", "--ops: \"gather\" is not an operation MPI programs call (valid: broadcast, reduce, "
+                            "allgather, allreduce, reduce-scatter, prefix)"},
+           {"--ops allgatherv", "allgatherv calls are served by the allgather plans"},
+           {"--K 1-3", "--K: \"1\" in \"1-3\" is not a communicator size in 2..4096"},
+           {"--K 9-4", "--K: range \"9-4\" is empty (write low-high)"},
+           {"--K 4,x", "--K: \"x\" in \"4,x\" is not a communicator size"},
+           {"--max-bytes 0", "--max-bytes 0 is out of range (valid: 1..2^40)"},
+           {"--max-blocks 5000", "--max-blocks 5000 is out of range (valid: 1..4096)"},
+       }) {
+    const auto r = run_collplan("plan-set " + b.args + out);
+    INFO(b.args << ": " << r.out << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(b.message) != std::string::npos);
+  }
+}
