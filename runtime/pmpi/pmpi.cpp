@@ -1,0 +1,865 @@
+// libcollplan_pmpi: MPI's collectives served from verified plans, for
+// unmodified MPI programs (LD_PRELOAD, or linked before the MPI library).
+//
+// Every intercepted call (MPI_Bcast, MPI_Reduce, MPI_Allreduce,
+// MPI_Allgather, MPI_Allgatherv, MPI_Reduce_scatter_block, MPI_Scan,
+// MPI_Exscan) either replays a plan of the set named by COLLPLAN_PLANS or
+// calls the PMPI_ function. Which one is decided from what every rank of the
+// communicator has in common — operation, communicator size, message bytes,
+// datatype and operator, the table — so all ranks decide alike and no rank
+// waits in a plan while another is in MPI. The one rank-local input, loading
+// a rank's program from its plan file, is agreed on collectively (an
+// MPI_Allreduce on the library's private communicator) the first time a
+// plan is used on a communicator: if any rank could not load it, every rank
+// falls back for that plan from then on and the failing rank says why.
+//
+// How calls map onto plans (blocks, padding, roots, MPI_IN_PLACE), which
+// operators and datatypes are served, the report and the environment:
+// docs/pmpi.md.
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ir/binary.h"
+#include "runtime/op_program.h"
+#include "runtime/pmpi/plan_table.h"
+#include "runtime/reduce_ops.h"
+#include "runtime/transport/mpi.h"
+#include "support/error.h"
+
+namespace collplan::pmpi {
+namespace {
+
+// ─── Statistics for COLLPLAN_REPORT ──────────────────────────────────────────
+
+// The report's rows: the table's operations, then allgatherv (served by
+// allgather plans).
+constexpr int kReportRows = kNumCallOps + 1;
+constexpr int kAllgathervRow = kNumCallOps;
+const char* report_name(int row) { return row == kAllgathervRow ? "allgatherv" : call_op_name(static_cast<CallOp>(row)); }
+
+struct RowStats {
+  uint64_t served = 0;
+  std::map<std::string, uint64_t> fell_back;  // reason -> calls
+};
+
+// ─── Per-communicator state ──────────────────────────────────────────────────
+
+// A plan and a root: the plan's rank r is played by communicator rank
+// (r + root) mod K, so one plan compiled for root 0 serves every root.
+struct Use {
+  int plan = 0;
+  uint32_t root = 0;
+  friend bool operator<(const Use& a, const Use& b) { return a.plan != b.plan ? a.plan < b.plan : a.root < b.root; }
+};
+
+struct CommState {
+  MPI_Comm comm = MPI_COMM_NULL;  // the application's communicator
+  int rank = 0, size = 0;
+  std::mutex mu;  // one collective at a time per communicator (MPI's rule); held across a replay
+  std::unique_ptr<rt::MpiTransport> tr;  // on a duplicate of comm, made at the first served call
+  std::map<Use, std::unique_ptr<rt::OpProgram>> progs;
+  std::set<Use> failed;  // agreed: some rank could not load it
+};
+
+// Plan rank j is communicator rank (j + shift) mod K.
+class RotatedTransport final : public rt::Transport {
+ public:
+  RotatedTransport(rt::Transport& inner, uint32_t shift) : in_(inner), shift_(shift), K_(inner.size()) {}
+  ir::Rank rank() const override { return (in_.rank() + K_ - shift_) % K_; }
+  uint32_t size() const override { return K_; }
+  rt::Status begin(uint32_t max_requests) override { return in_.begin(max_requests); }
+  rt::Status expect(const rt::RecvDesc* recvs, size_t n) override {
+    if (shift_ == 0) return in_.expect(recvs, n);
+    return rt::Status::ok;
+  }
+  rt::Status post_send(rt::ReqId id, const rt::SendDesc& d) override {
+    rt::SendDesc m = d;
+    m.to = (d.to + shift_) % K_;
+    return in_.post_send(id, m);
+  }
+  rt::Status post_recv(rt::ReqId id, const rt::RecvDesc& d) override {
+    rt::RecvDesc m = d;
+    m.from = (d.from + shift_) % K_;
+    return in_.post_recv(id, m);
+  }
+  rt::Status wait(const rt::ReqId* ids, size_t n, size_t* failed) override { return in_.wait(ids, n, failed); }
+  rt::Status end() override { return in_.end(); }
+  void abandon() override { in_.abandon(); }
+  std::string error_detail() const override { return in_.error_detail(); }
+  uint32_t max_pieces() const override { return in_.max_pieces(); }
+
+ private:
+  rt::Transport& in_;
+  uint32_t shift_, K_;
+};
+
+// ─── Operators ───────────────────────────────────────────────────────────────
+
+struct UserOpInfo {
+  MPI_User_function* fn = nullptr;
+  bool commute = false;
+};
+
+// An MPI user function as a collplan operator: MPI's fn(in, inout) computes
+// inout = in ⊕ inout, collplan's out = a ⊕ b with out aliasing a, so b is
+// first copied to the scratch row the result is computed in.
+struct UserCall {
+  MPI_User_function* fn;
+  MPI_Datatype type;
+  size_t esize;
+  std::vector<std::byte>* tmp;  // at least count * esize bytes
+};
+void call_user_fn(const void* a, const void* b, void* out, size_t count, void* ctx) {
+  auto* c = static_cast<UserCall*>(ctx);
+  const size_t bytes = count * c->esize;
+  std::memcpy(c->tmp->data(), b, bytes);
+  int len = static_cast<int>(count);
+  MPI_Datatype t = c->type;
+  c->fn(const_cast<void*>(a), c->tmp->data(), &len, &t);
+  std::memcpy(out, c->tmp->data(), bytes);
+}
+
+struct Shim {
+  bool active = false;  // COLLPLAN_PLANS or COLLPLAN_REPORT set: count calls
+  bool enabled = false;  // a table is loaded: serve calls
+  std::string disabled_why;
+  bool report = false;
+  int world_rank = 0;
+  PlanTable table;
+  std::mutex mu;  // guards what follows
+  std::array<RowStats, kReportRows> stats;
+  std::map<MPI_Op, UserOpInfo> user_ops;
+  std::vector<CommState*> states;
+  int keyval = MPI_KEYVAL_INVALID;
+  std::vector<std::pair<MPI_Datatype, rt::ElemType>> types;  // predefined datatypes served in reductions
+};
+
+Shim& shim() {
+  static Shim s;
+  return s;
+}
+
+void count_served(int row) {
+  Shim& s = shim();
+  std::lock_guard lk(s.mu);
+  ++s.stats[static_cast<size_t>(row)].served;
+}
+void count_fallback(int row, const std::string& why) {
+  Shim& s = shim();
+  std::lock_guard lk(s.mu);
+  ++s.stats[static_cast<size_t>(row)].fell_back[why];
+}
+
+void say(const std::string& msg) { std::fprintf(stderr, "collplan: %s\n", msg.c_str()); }
+
+int delete_state(MPI_Comm, int, void* attr, void*) {
+  auto* st = static_cast<CommState*>(attr);
+  Shim& s = shim();
+  {
+    std::lock_guard lk(s.mu);
+    s.states.erase(std::remove(s.states.begin(), s.states.end(), st), s.states.end());
+  }
+  delete st;  // frees the duplicate communicator (MpiTransport's destructor)
+  return MPI_SUCCESS;
+}
+
+CommState& state_of(MPI_Comm comm) {
+  Shim& s = shim();
+  std::lock_guard lk(s.mu);
+  void* attr = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, s.keyval, &attr, &found);
+  if (found) return *static_cast<CommState*>(attr);
+  auto* st = new CommState;
+  st->comm = comm;
+  PMPI_Comm_rank(comm, &st->rank);
+  PMPI_Comm_size(comm, &st->size);
+  PMPI_Comm_set_attr(comm, s.keyval, st);
+  s.states.push_back(st);
+  return *st;
+}
+
+void init_types(Shim& s) {
+  using rt::ElemType;
+  auto add = [&](MPI_Datatype t, ElemType e) {
+    if (t == MPI_DATATYPE_NULL) return;
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0;
+    if (PMPI_Type_size(t, &size) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS) return;
+    // Only where the C type collplan's kernel works on has MPI's layout.
+    if (lb == 0 && static_cast<size_t>(extent) == rt::elem_size(e)) s.types.emplace_back(t, e);
+  };
+  auto add_int = [&](MPI_Datatype t, bool is_signed) {
+    if (t == MPI_DATATYPE_NULL) return;
+    int size = 0;
+    if (PMPI_Type_size(t, &size) != MPI_SUCCESS) return;
+    switch (size) {
+      case 1: add(t, is_signed ? ElemType::i8 : ElemType::u8); break;
+      case 2: add(t, is_signed ? ElemType::i16 : ElemType::u16); break;
+      case 4: add(t, is_signed ? ElemType::i32 : ElemType::u32); break;
+      case 8: add(t, is_signed ? ElemType::i64 : ElemType::u64); break;
+      default: break;
+    }
+  };
+  for (MPI_Datatype t : {MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG, MPI_INT8_T, MPI_INT16_T,
+                         MPI_INT32_T, MPI_INT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_INTEGER})
+    add_int(t, true);
+  for (MPI_Datatype t : {MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG,
+                         MPI_UNSIGNED_LONG_LONG, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_BYTE})
+    add_int(t, false);
+  add(MPI_FLOAT, ElemType::f32);
+  add(MPI_DOUBLE, ElemType::f64);
+  add(MPI_LONG_DOUBLE, ElemType::f80);
+  add(MPI_REAL, ElemType::f32);
+  add(MPI_DOUBLE_PRECISION, ElemType::f64);
+  add(MPI_C_FLOAT_COMPLEX, ElemType::c32);
+  add(MPI_C_DOUBLE_COMPLEX, ElemType::c64);
+  add(MPI_C_LONG_DOUBLE_COMPLEX, ElemType::c80);
+  add(MPI_COMPLEX, ElemType::c32);
+  add(MPI_DOUBLE_COMPLEX, ElemType::c64);
+  add(MPI_C_BOOL, ElemType::boolean);
+  add(MPI_FLOAT_INT, ElemType::float_int);
+  add(MPI_DOUBLE_INT, ElemType::double_int);
+  add(MPI_LONG_INT, ElemType::long_int);
+  add(MPI_2INT, ElemType::int2);
+  add(MPI_SHORT_INT, ElemType::short_int);
+  add(MPI_LONG_DOUBLE_INT, ElemType::long_double_int);
+}
+
+std::optional<rt::ElemType> elem_type_of(MPI_Datatype t) {
+  for (const auto& [mt, e] : shim().types)
+    if (mt == t) return e;
+  return std::nullopt;
+}
+
+bool is_floating(rt::ElemType e) {
+  using rt::ElemType;
+  switch (e) {
+    case ElemType::f32: case ElemType::f64: case ElemType::f80: case ElemType::c32: case ElemType::c64:
+    case ElemType::c80: case ElemType::float_int: case ElemType::double_int: case ElemType::long_double_int:
+      return true;
+    default: return false;
+  }
+}
+
+std::optional<rt::ReduceOp> predefined_op(MPI_Op op) {
+  using rt::ReduceOp;
+  const std::pair<MPI_Op, ReduceOp> ops[] = {
+      {MPI_SUM, ReduceOp::sum},   {MPI_PROD, ReduceOp::prod}, {MPI_MIN, ReduceOp::min},
+      {MPI_MAX, ReduceOp::max},   {MPI_LAND, ReduceOp::land}, {MPI_LOR, ReduceOp::lor},
+      {MPI_LXOR, ReduceOp::lxor}, {MPI_BAND, ReduceOp::band}, {MPI_BOR, ReduceOp::bor},
+      {MPI_BXOR, ReduceOp::bxor}, {MPI_MINLOC, ReduceOp::minloc}, {MPI_MAXLOC, ReduceOp::maxloc}};
+  for (const auto& [m, r] : ops)
+    if (m == op) return r;
+  return std::nullopt;
+}
+
+// The element size of a datatype laid out contiguously (count elements are
+// count * size bytes with no gaps), or 0.
+size_t contiguous_size(MPI_Datatype t) {
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
+  if (PMPI_Type_size(t, &size) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS ||
+      PMPI_Type_get_true_extent(t, &tlb, &textent) != MPI_SUCCESS)
+    return 0;
+  if (size <= 0 || lb != 0 || tlb != 0 || extent != size || textent != size) return 0;
+  return static_cast<size_t>(size);
+}
+
+// What a reduction call needs, and the operator to replay it with; `why` is
+// set (and nothing else meaningful) when the library cannot serve it.
+struct Reduction {
+  std::string why;
+  Needs needs;
+  rt::UserOp op;
+  UserCall user{};
+  std::vector<std::byte> tmp;
+  size_t esize = 0;
+};
+
+void make_reduction(Reduction& r, MPI_Datatype type, MPI_Op op, size_t count) {
+  r.needs.reduction = true;
+  if (const std::optional<rt::ReduceOp> ro = predefined_op(op)) {
+    const std::optional<rt::ElemType> e = elem_type_of(type);
+    if (!e) {
+      r.why = "datatype not served by MPI's predefined operators here (derived, or no collplan kernel for it)";
+      return;
+    }
+    r.esize = rt::elem_size(*e);
+    const bool bitwise = *ro == rt::ReduceOp::band || *ro == rt::ReduceOp::bor || *ro == rt::ReduceOp::bxor;
+    if (type == MPI_BYTE && !bitwise) {
+      r.why = "MPI_BYTE with an operator other than MPI_BAND/BOR/BXOR";
+      return;
+    }
+    r.op.fn = rt::reduce_kernel(*ro, *e);
+    if (!r.op.fn) {
+      r.why = fmt::format("MPI defines no {} on {}", rt::name(*ro), rt::name(*e));
+      return;
+    }
+    r.op.elem_size = r.esize;
+    r.op.commutative = true;
+    r.needs.consistent = is_floating(*e);
+    return;
+  }
+  UserOpInfo info;
+  {
+    Shim& s = shim();
+    std::lock_guard lk(s.mu);
+    auto it = s.user_ops.find(op);
+    if (it == s.user_ops.end()) {
+      r.why = "operator not predefined and not created by MPI_Op_create in C";
+      return;
+    }
+    info = it->second;
+  }
+  // A user operator sees whole elements of its datatype: any contiguous one.
+  r.esize = contiguous_size(type);
+  if (r.esize == 0) {
+    r.why = "non-contiguous datatype";
+    return;
+  }
+  r.tmp.resize(count * r.esize);
+  r.user = {info.fn, type, r.esize, &r.tmp};
+  r.op.fn = call_user_fn;
+  r.op.ctx = &r.user;
+  r.op.elem_size = r.esize;
+  r.op.commutative = info.commute;
+  r.needs.ordered = !info.commute;
+  r.needs.consistent = true;  // nothing is known of a user operator's rounding
+}
+
+// ─── Loading and replaying ───────────────────────────────────────────────────
+
+constexpr int kNoRank = INT_MAX;
+// Collective over comm: the lowest rank whose `ok` is false, or kNoRank.
+int first_failing(bool ok, int rank, MPI_Comm comm) {
+  const int mine = ok ? kNoRank : rank;
+  int first = kNoRank;
+  PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  return first;
+}
+
+// Rank `prank`'s program of plan `e` (UserError on anything wrong with the
+// file or the plan).
+std::unique_ptr<rt::OpProgram> load_program(const PlanEntry& e, uint32_t prank) {
+  const std::string path = shim().table.dir + "/" + e.file;
+  ir::PlanHeader hdr;
+  ir::Program prog = ir::read_rank(path, prank, &hdr);
+  if (hdr.content_hash.hex() != e.digest)
+    user_error("{}: the file's digest is {}, the index names {} (the file was replaced; rebuild the set)", path,
+               hdr.content_hash.hex(), e.digest);
+  if (hdr.spec.K != e.K || hdr.spec.blocks != e.blocks)
+    user_error("{}: a plan for K = {} with {} blocks, the index says K = {} with {} blocks", path, hdr.spec.K,
+               hdr.spec.blocks, e.K, e.blocks);
+  if (hdr.spec.root != 0) user_error("{}: root {}, a plan set's rooted plans have root 0", path, hdr.spec.root);
+  return std::make_unique<rt::OpProgram>(hdr.spec, hdr.num_steps, prog);
+}
+
+// The program for `use` on this communicator, loaded and agreed on; nullptr
+// when some rank could not load it (then never again). Collective; st.mu held.
+rt::OpProgram* program_for(CommState& st, const Use& use) {
+  if (st.failed.count(use)) return nullptr;
+  auto it = st.progs.find(use);
+  if (it != st.progs.end()) return it->second.get();
+  if (!st.tr) st.tr = std::make_unique<rt::MpiTransport>(st.comm);
+  const PlanEntry& e = shim().table.plans[static_cast<size_t>(use.plan)];
+  const uint32_t prank = (static_cast<uint32_t>(st.rank) + e.K - use.root) % e.K;
+  std::unique_ptr<rt::OpProgram> prog;
+  std::string why;
+  try {
+    prog = load_program(e, prank);
+  } catch (const std::exception& err) {
+    why = err.what();
+  }
+  // The lowest failing rank speaks for all: one message, not one per rank.
+  const int first = first_failing(why.empty(), st.rank, st.tr->comm());
+  if (first != kNoRank) {
+    if (first == st.rank)
+      say(fmt::format("rank {}: plan \"{}\" cannot be used: {}; its calls go to MPI", st.rank, e.name, why));
+    st.failed.insert(use);
+    return nullptr;
+  }
+  return (st.progs[use] = std::move(prog)).get();
+}
+
+// A piece list over one rank's buffer: n blocks of L elements of `esize`
+// bytes, the last ones shorter or empty when count < n·L.
+template <class Piece, class Ptr>
+void split(Ptr base, size_t count, size_t esize, uint32_t n, size_t L, Piece* out) {
+  for (uint32_t b = 0; b < n; ++b) {
+    const size_t off = static_cast<size_t>(b) * L;
+    const size_t len = off < count ? std::min(L, count - off) : 0;
+    out[b].data = len ? static_cast<Ptr>(static_cast<Ptr>(base) + off * esize) : base;
+    out[b].bytes = len * esize;
+  }
+}
+
+// The outcome of trying to serve a call.
+enum class Outcome { served, fallback };
+
+// Everything a call shares: the decision, then the replay. `fill` sets the
+// pieces for the program (given plan entry and plan rank) and `row` the
+// elements per row; returns Outcome::fallback (with the reason counted) when
+// the call goes to MPI.
+struct Call {
+  Call(int row_, CallOp op_, MPI_Comm comm_, uint64_t bytes_, Needs needs_)
+      : row(row_), op(op_), comm(comm_), bytes(bytes_), needs(needs_) {}
+  int row;               // report row
+  CallOp op;
+  MPI_Comm comm;
+  uint64_t bytes;        // the table's message size
+  Needs needs;
+  uint32_t root = 0;
+  const rt::UserOp* uop = nullptr;  // reductions
+  std::string why;       // set: cannot be served
+
+  template <class Fill>
+  Outcome run(Fill fill) {
+    Shim& s = shim();
+    if (!s.enabled) return fallback("no plan set");
+    if (!why.empty()) return fallback(why);
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) return fallback("inter-communicator");
+    int K = 0;
+    PMPI_Comm_size(comm, &K);
+    if (K < 2) return fallback("communicator of one rank");
+    if (bytes == 0) return fallback("empty message");
+    int skipped = 0;
+    const TableRow* r = s.table.select(op, static_cast<uint32_t>(K), bytes, needs, &skipped);
+    if (!r)
+      return fallback(skipped ? "no plan in the table with the properties the datatype and operator need"
+                              : "no table row for this communicator size and message size");
+    if (r->plan < 0) return fallback("table row says mpi");
+    if (root != 0 && needs.ordered) return fallback("non-commutative operator with root != 0");
+    CommState& st = state_of(comm);
+    std::lock_guard lk(st.mu);
+    rt::OpProgram* prog = program_for(st, Use{r->plan, root});
+    if (!prog) return fallback("plan could not be loaded (see the message at its first use)");
+    const PlanEntry& e = s.table.plans[static_cast<size_t>(r->plan)];
+    std::vector<rt::InPiece> in(prog->num_inputs());
+    std::vector<rt::OutPiece> out(prog->num_outputs());
+    const size_t row_elems = fill(e, prog->rank(), in.data(), out.data());
+    rt::UserOp copy_only;
+    copy_only.elem_size = 1;
+    RotatedTransport tr(*st.tr, root);
+    try {
+      prog->run(tr, uop ? *uop : copy_only, row_elems, in.data(), out.data());
+    } catch (const std::exception& err) {
+      // Peers may be inside the plan's messages: the job cannot go on.
+      say(fmt::format("rank {}: replaying plan \"{}\" failed: {}", st.rank, e.name, err.what()));
+      PMPI_Abort(comm, 1);
+    }
+    count_served(row);
+    return Outcome::served;
+  }
+
+  Outcome fallback(const std::string& reason) {
+    if (shim().active) count_fallback(row, reason);
+    return Outcome::fallback;
+  }
+};
+
+// A reduction call: the operator for (datatype, op) in `red` (which must
+// outlive the call) and the table's message size, count × element size.
+Call reduction_call(int row, CallOp op, Reduction& red, int count, MPI_Datatype type, MPI_Op mop, MPI_Comm comm) {
+  if (count > 0) make_reduction(red, type, mop, static_cast<size_t>(count));
+  Call c(row, op, comm, static_cast<uint64_t>(count > 0 ? count : 0) * red.esize, red.needs);
+  c.why = red.why;
+  c.uop = &red.op;
+  return c;
+}
+
+// Elements per block: ⌈count / n⌉ (at least 1).
+size_t block_len(size_t count, uint32_t n) { return std::max<size_t>(1, (count + n - 1) / n); }
+
+void print_report() {
+  Shim& s = shim();
+  uint64_t served = 0, total = 0;
+  for (const RowStats& r : s.stats) {
+    served += r.served;
+    total += r.served;
+    for (const auto& [why, n] : r.fell_back) total += n;
+  }
+  // Rank 0's own calls: on a sub-communicator other ranks' counts differ.
+  std::string out = fmt::format("collplan: served {} of {} collective calls\n", served, total);
+  if (!s.enabled) out += fmt::format("collplan:   no plans: {}\n", s.disabled_why);
+  for (int i = 0; i < kReportRows; ++i) {
+    const RowStats& r = s.stats[static_cast<size_t>(i)];
+    uint64_t fb = 0;
+    for (const auto& [why, n] : r.fell_back) fb += n;
+    if (r.served + fb == 0) continue;
+    out += fmt::format("collplan:   {}: served {}, fell back {}", report_name(i), r.served, fb);
+    for (const auto& [why, n] : r.fell_back) out += fmt::format("; {} x {}", n, why);
+    out += "\n";
+  }
+  std::fputs(out.c_str(), stderr);
+}
+
+void start(int provided) {
+  Shim& s = shim();
+  const char* dir = std::getenv("COLLPLAN_PLANS");
+  const char* rep = std::getenv("COLLPLAN_REPORT");
+  s.report = rep && *rep && std::strcmp(rep, "0") != 0;
+  s.active = (dir && *dir) || s.report;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &s.world_rank);
+  if (!s.active) return;
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &s.keyval, nullptr);
+  init_types(s);
+  (void)provided;  // every level is served: state is per communicator, one collective at a time on each
+  int ok = 1;
+  std::string why;
+  if (!dir || !*dir) {
+    ok = 0;
+    why = "COLLPLAN_PLANS is not set";
+  } else {
+    try {
+      s.table = read_plan_table(dir);
+    } catch (const std::exception& e) {
+      ok = 0;
+      why = e.what();
+    }
+  }
+  // Every rank must agree, or some would serve calls the others send to
+  // MPI; the lowest failing rank says why.
+  const int first = first_failing(ok != 0, s.world_rank, MPI_COMM_WORLD);
+  if (first == s.world_rank && dir && *dir)
+    say(fmt::format("rank {}: {}; every collective goes to MPI", s.world_rank, why));
+  if (first == kNoRank) {
+    s.enabled = true;
+  } else {
+    s.disabled_why = ok ? "another rank could not read the plan set" : why;
+    s.table = PlanTable{};
+  }
+}
+
+void stop() {
+  Shim& s = shim();
+  if (!s.active) return;
+  if (s.report && s.world_rank == 0) print_report();
+  std::vector<CommState*> states;
+  {
+    std::lock_guard lk(s.mu);
+    states = s.states;
+  }
+  for (CommState* st : states) PMPI_Comm_delete_attr(st->comm, s.keyval);  // runs delete_state
+  PMPI_Comm_free_keyval(&s.keyval);
+  s.active = s.enabled = false;
+}
+
+bool in_place(const void* p) { return p == MPI_IN_PLACE; }
+
+}  // namespace
+}  // namespace collplan::pmpi
+
+using namespace collplan::pmpi;
+namespace rt = collplan::rt;
+
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) {
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    start(provided);
+  }
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) start(*provided);
+  return rc;
+}
+
+int MPI_Finalize(void) {
+  stop();
+  return PMPI_Finalize();
+}
+
+int MPI_Op_create(MPI_User_function* fn, int commute, MPI_Op* op) {
+  const int rc = PMPI_Op_create(fn, commute, op);
+  if (rc == MPI_SUCCESS) {
+    Shim& s = shim();
+    std::lock_guard lk(s.mu);
+    s.user_ops[*op] = UserOpInfo{fn, commute != 0};
+  }
+  return rc;
+}
+
+int MPI_Op_free(MPI_Op* op) {
+  {
+    Shim& s = shim();
+    std::lock_guard lk(s.mu);
+    s.user_ops.erase(*op);
+  }
+  return PMPI_Op_free(op);
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  Reduction red;
+  Call c = reduction_call(static_cast<int>(CallOp::allreduce), CallOp::allreduce, red, count, datatype, op, comm);
+  const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
+  const size_t n = static_cast<size_t>(count > 0 ? count : 0);
+  auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
+    const size_t L = block_len(n, e.blocks);
+    split(static_cast<const std::byte*>(src), n, red.esize, e.blocks, L, in);
+    split(static_cast<std::byte*>(recvbuf), n, red.esize, e.blocks, L, out);
+    return L;
+  };
+  if (count > 0 && c.run(fill) == Outcome::served) return MPI_SUCCESS;
+  if (count <= 0) c.fallback("empty message");
+  return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+               MPI_Comm comm) {
+  Reduction red;
+  Call c = reduction_call(static_cast<int>(CallOp::reduce), CallOp::reduce, red, count, datatype, op, comm);
+  c.root = root >= 0 ? static_cast<uint32_t>(root) : 0;
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  const void* src = (in_place(sendbuf) && me == root) ? recvbuf : sendbuf;
+  const size_t n = static_cast<size_t>(count > 0 ? count : 0);
+  auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
+    const size_t L = block_len(n, e.blocks);
+    split(static_cast<const std::byte*>(src), n, red.esize, e.blocks, L, in);
+    if (me == root) split(static_cast<std::byte*>(recvbuf), n, red.esize, e.blocks, L, out);
+    return L;
+  };
+  if (count > 0 && root >= 0 && c.run(fill) == Outcome::served) return MPI_SUCCESS;
+  if (count <= 0) c.fallback("empty message");
+  return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+// Broadcast and allgather(v) move bytes, and MPI lets ranks describe the
+// same bytes with different datatypes (the same type signature): the
+// decision must not depend on the datatype's layout, only on the bytes
+// (count × type size, equal everywhere). A datatype that is not contiguous
+// is packed into (and unpacked out of) a scratch buffer with MPI_Pack.
+struct Bytes {
+  size_t size = 0;          // MPI_Type_size
+  bool contiguous = false;  // count elements are count · size bytes at buf
+  MPI_Aint extent = 0;
+  bool ok = false;          // the datatype could be queried
+};
+Bytes bytes_of(MPI_Datatype t) {
+  Bytes b;
+  int size = 0;
+  MPI_Aint lb = 0;
+  if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS ||
+      PMPI_Type_get_extent(t, &lb, &b.extent) != MPI_SUCCESS || size < 0)
+    return b;
+  b.size = static_cast<size_t>(size);
+  b.contiguous = contiguous_size(t) != 0;
+  b.ok = true;
+  return b;
+}
+
+// (buf, count, type) as packed bytes in `scratch` (or buf itself when
+// contiguous). Aborts if MPI's packed form is not the type signature's
+// size (it is, on a homogeneous system: the decision already assumed it).
+const std::byte* pack(const void* buf, size_t count, MPI_Datatype t, const Bytes& b, std::vector<std::byte>& scratch,
+                      MPI_Comm comm) {
+  if (b.contiguous) return static_cast<const std::byte*>(buf);
+  scratch.resize(count * b.size);
+  int pos = 0;
+  PMPI_Pack(buf, static_cast<int>(count), t, scratch.data(), static_cast<int>(scratch.size()), &pos, comm);
+  if (static_cast<size_t>(pos) != scratch.size()) {
+    say(fmt::format("packing {} elements gave {} bytes, not the {} their type signature has", count, pos,
+                    scratch.size()));
+    PMPI_Abort(comm, 1);
+  }
+  return scratch.data();
+}
+void unpack(const std::byte* from, void* buf, size_t count, MPI_Datatype t, const Bytes& b, MPI_Comm comm) {
+  int pos = 0;
+  PMPI_Unpack(from, static_cast<int>(count * b.size), &pos, buf, static_cast<int>(count), t, comm);
+}
+
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  const Bytes tb = bytes_of(datatype);
+  const size_t nbytes = count > 0 ? static_cast<size_t>(count) * tb.size : 0;
+  Call c{static_cast<int>(CallOp::broadcast), CallOp::broadcast, comm, nbytes, Needs{}};
+  if (!tb.ok) c.why = "datatype cannot be queried";
+  c.root = root >= 0 ? static_cast<uint32_t>(root) : 0;
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  std::vector<std::byte> scratch;
+  auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
+    const size_t L = block_len(nbytes, e.blocks);
+    if (me == root) {
+      split(pack(buffer, static_cast<size_t>(count), datatype, tb, scratch, comm), nbytes, 1, e.blocks, L, in);
+    } else {  // a root's outputs are its inputs: skipped
+      std::byte* to = static_cast<std::byte*>(buffer);
+      if (!tb.contiguous) scratch.resize(nbytes), to = scratch.data();
+      split(to, nbytes, 1, e.blocks, L, out);
+    }
+    return L;
+  };
+  if (count > 0 && root >= 0 && c.run(fill) == Outcome::served) {
+    if (me != root && !tb.contiguous) unpack(scratch.data(), buffer, static_cast<size_t>(count), datatype, tb, comm);
+    return MPI_SUCCESS;
+  }
+  if (count <= 0) c.fallback("empty message");
+  return PMPI_Bcast(buffer, count, datatype, root, comm);
+}
+
+// Allgather and allgatherv share this: rank r's block of counts[r]
+// elements of `recvtype` lands at recvbuf + displs[r] · extent; the plan's
+// rows are as long as the largest block, shorter blocks padded.
+static bool serve_gather(Call& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         const std::vector<size_t>& counts, const std::vector<ptrdiff_t>& displs,
+                         MPI_Datatype recvtype) {
+  const Bytes rb = bytes_of(recvtype);
+  const bool inplace = in_place(sendbuf);
+  const Bytes sb = inplace ? rb : bytes_of(sendtype);
+  size_t most = 0;
+  for (size_t n : counts) most = std::max(most, n);
+  c.bytes = most * rb.size;
+  if (!rb.ok || !sb.ok) c.why = "datatype cannot be queried";
+  int me = 0;
+  PMPI_Comm_rank(c.comm, &me);
+  const size_t mine = static_cast<size_t>(me);
+  std::vector<std::byte> in_scratch, out_scratch;
+  std::vector<size_t> at;  // where each rank's bytes land in out_scratch
+  auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
+    const size_t L = block_len(c.bytes, e.blocks);
+    const std::byte* own =
+        inplace ? pack(static_cast<const std::byte*>(recvbuf) + displs[mine] * rb.extent,
+                       counts[mine], recvtype, rb, in_scratch, c.comm)
+                : pack(sendbuf, static_cast<size_t>(sendcount), sendtype, sb, in_scratch, c.comm);
+    // MPI requires sendcount · send size = recvcount · receive size.
+    const size_t own_bytes = inplace ? counts[mine] * rb.size
+                                     : std::min(counts[mine] * rb.size, static_cast<size_t>(std::max(sendcount, 0)) * sb.size);
+    split(own, own_bytes, 1, e.blocks, L, in);
+    if (!rb.contiguous) {
+      size_t total = 0;
+      for (size_t n : counts) at.push_back(total), total += n * rb.size;
+      out_scratch.resize(total);
+    }
+    for (size_t r = 0; r < counts.size(); ++r) {
+      rt::OutPiece* o = out + r * e.blocks;
+      if (inplace && r == mine) {
+        for (uint32_t b = 0; b < e.blocks; ++b) o[b] = {nullptr, 0};  // already there
+        continue;
+      }
+      std::byte* to = rb.contiguous ? static_cast<std::byte*>(recvbuf) + displs[r] * rb.extent
+                                    : out_scratch.data() + at[r];
+      split(to, counts[r] * rb.size, 1, e.blocks, L, o);
+    }
+    return L;
+  };
+  if (c.bytes == 0) {
+    c.fallback("empty message");
+    return false;
+  }
+  if (c.run(fill) != Outcome::served) return false;
+  if (!rb.contiguous)
+    for (size_t r = 0; r < counts.size(); ++r)
+      if (!(inplace && r == mine))
+        unpack(out_scratch.data() + at[r], static_cast<std::byte*>(recvbuf) + displs[r] * rb.extent,
+               counts[r], recvtype, rb, c.comm);
+  return true;
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  Call c{static_cast<int>(CallOp::allgather), CallOp::allgather, comm, 0, Needs{}};
+  int K = 0;
+  PMPI_Comm_size(comm, &K);
+  const size_t rc = static_cast<size_t>(std::max(recvcount, 0));
+  std::vector<size_t> counts(static_cast<size_t>(K), rc);
+  std::vector<ptrdiff_t> displs(counts.size());
+  for (size_t r = 0; r < displs.size(); ++r) displs[r] = static_cast<ptrdiff_t>(r * rc);
+  if (serve_gather(c, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype)) return MPI_SUCCESS;
+  return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  int K = 0;
+  PMPI_Comm_size(comm, &K);
+  std::vector<size_t> counts(static_cast<size_t>(K));
+  std::vector<ptrdiff_t> disp(counts.size());
+  bool bad = false;  // recvcounts are the same on every rank, displs need not be
+  for (int r = 0; r < K; ++r) {
+    if (recvcounts[r] < 0) bad = true;
+    counts[static_cast<size_t>(r)] = static_cast<size_t>(std::max(recvcounts[r], 0));
+    disp[static_cast<size_t>(r)] = displs[r];
+  }
+  // The table is asked for an allgather of the largest block.
+  Call c{kAllgathervRow, CallOp::allgather, comm, 0, Needs{}};
+  if (bad) c.why = "negative count";
+  if (serve_gather(c, sendbuf, sendcount, sendtype, recvbuf, counts, disp, recvtype)) return MPI_SUCCESS;
+  return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm) {
+  Reduction red;
+  Call c = reduction_call(static_cast<int>(CallOp::reduce_scatter), CallOp::reduce_scatter, red, recvcount, datatype,
+                          op, comm);
+  const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
+  const size_t rc = static_cast<size_t>(recvcount > 0 ? recvcount : 0);
+  auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
+    const size_t L = block_len(rc, e.blocks);
+    for (uint32_t j = 0; j < e.K; ++j)
+      split(static_cast<const std::byte*>(src) + j * rc * red.esize, rc, red.esize, e.blocks, L,
+            in + static_cast<size_t>(j) * e.blocks);
+    split(static_cast<std::byte*>(recvbuf), rc, red.esize, e.blocks, L, out);
+    return L;
+  };
+  if (recvcount > 0 && c.run(fill) == Outcome::served) return MPI_SUCCESS;
+  if (recvcount <= 0) c.fallback("empty message");
+  return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+static bool serve_scan(CallOp op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op mop,
+                       MPI_Comm comm) {
+  Reduction red;
+  Call c = reduction_call(static_cast<int>(op), op, red, count, datatype, mop, comm);
+  // A prefix plan's result at a rank is one value: consistency is moot.
+  c.needs.consistent = false;
+  if (count <= 0) {
+    c.fallback("empty message");
+    return false;
+  }
+  const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
+  const size_t n = static_cast<size_t>(count);
+  auto fill = [&](const PlanEntry&, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
+    in[0] = {src, n * red.esize};
+    out[0] = {recvbuf, n * red.esize};
+    return n;
+  };
+  return c.run(fill) == Outcome::served;
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (serve_scan(CallOp::scan, sendbuf, recvbuf, count, datatype, op, comm)) return MPI_SUCCESS;
+  return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm)) return MPI_SUCCESS;
+  return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+}  // extern "C"
