@@ -36,6 +36,7 @@
 #include <fmt/format.h>
 
 #include "ir/binary.h"
+#include "runtime/engine.h"
 #include "runtime/op_program.h"
 #include "runtime/pmpi/plan_table.h"
 #include "runtime/reduce_ops.h"
@@ -68,12 +69,21 @@ struct Use {
   friend bool operator<(const Use& a, const Use& b) { return a.plan != b.plan ? a.plan < b.plan : a.root < b.root; }
 };
 
+// One plan rank's program, ready to replay: with any operator (OpProgram),
+// and for the copy collectives also on the field engine, which moves
+// messages straight between the caller's buffers (runtime/engine.h) when
+// the blocks are whole.
+struct Loaded {
+  std::unique_ptr<rt::OpProgram> op;
+  std::unique_ptr<rt::Engine> engine;
+};
+
 struct CommState {
   MPI_Comm comm = MPI_COMM_NULL;  // the application's communicator
   int rank = 0, size = 0;
   std::mutex mu;  // one collective at a time per communicator (MPI's rule); held across a replay
   std::unique_ptr<rt::MpiTransport> tr;  // on a duplicate of comm, made at the first served call
-  std::map<Use, std::unique_ptr<rt::OpProgram>> progs;
+  std::map<Use, Loaded> progs;
   std::set<Use> failed;  // agreed: some rank could not load it
 };
 
@@ -357,7 +367,7 @@ int first_failing(bool ok, int rank, MPI_Comm comm) {
 
 // Rank `prank`'s program of plan `e` (UserError on anything wrong with the
 // file or the plan).
-std::unique_ptr<rt::OpProgram> load_program(const PlanEntry& e, uint32_t prank) {
+Loaded load_program(const PlanEntry& e, uint32_t prank) {
   const std::string path = shim().table.dir + "/" + e.file;
   ir::PlanHeader hdr;
   ir::Program prog = ir::read_rank(path, prank, &hdr);
@@ -368,19 +378,23 @@ std::unique_ptr<rt::OpProgram> load_program(const PlanEntry& e, uint32_t prank) 
     user_error("{}: a plan for K = {} with {} blocks, the index says K = {} with {} blocks", path, hdr.spec.K,
                hdr.spec.blocks, e.K, e.blocks);
   if (hdr.spec.root != 0) user_error("{}: root {}, a plan set's rooted plans have root 0", path, hdr.spec.root);
-  return std::make_unique<rt::OpProgram>(hdr.spec, hdr.num_steps, prog);
+  Loaded l;
+  l.op = std::make_unique<rt::OpProgram>(hdr.spec, hdr.num_steps, prog);
+  if (e.op == CallOp::broadcast || e.op == CallOp::allgather)
+    l.engine = std::make_unique<rt::Engine>(hdr.spec, hdr.num_steps, prog);
+  return l;
 }
 
 // The program for `use` on this communicator, loaded and agreed on; nullptr
 // when some rank could not load it (then never again). Collective; st.mu held.
-rt::OpProgram* program_for(CommState& st, const Use& use) {
+Loaded* program_for(CommState& st, const Use& use) {
   if (st.failed.count(use)) return nullptr;
   auto it = st.progs.find(use);
-  if (it != st.progs.end()) return it->second.get();
+  if (it != st.progs.end()) return &it->second;
   if (!st.tr) st.tr = std::make_unique<rt::MpiTransport>(st.comm);
   const PlanEntry& e = shim().table.plans[static_cast<size_t>(use.plan)];
   const uint32_t prank = (static_cast<uint32_t>(st.rank) + e.K - use.root) % e.K;
-  std::unique_ptr<rt::OpProgram> prog;
+  Loaded prog;
   std::string why;
   try {
     prog = load_program(e, prank);
@@ -395,7 +409,7 @@ rt::OpProgram* program_for(CommState& st, const Use& use) {
     st.failed.insert(use);
     return nullptr;
   }
-  return (st.progs[use] = std::move(prog)).get();
+  return &(st.progs[use] = std::move(prog));
 }
 
 // A piece list over one rank's buffer: n blocks of L elements of `esize`
@@ -408,6 +422,30 @@ void split(Ptr base, size_t count, size_t esize, uint32_t n, size_t L, Piece* ou
     out[b].data = len ? static_cast<Ptr>(static_cast<Ptr>(base) + off * esize) : base;
     out[b].bytes = len * esize;
   }
+}
+
+// Every input a whole row of `row` bytes, every output whole or skipped:
+// the field engine can replay it (a copy plan over bytes).
+bool whole_rows(const std::vector<rt::InPiece>& in, const std::vector<rt::OutPiece>& out, size_t row) {
+  for (const rt::InPiece& p : in)
+    if (p.bytes != row) return false;
+  for (const rt::OutPiece& p : out)
+    if (p.bytes != row && p.bytes != 0) return false;
+  return true;
+}
+
+// A copy plan on the field engine: the elements are bytes (GF(2^8)); a
+// skipped output (a root's own data) lands in a scratch row.
+void run_engine(rt::Engine& eng, rt::Transport& tr, const std::vector<rt::InPiece>& in,
+                const std::vector<rt::OutPiece>& out, size_t row) {
+  std::vector<const void*> ins(in.size());
+  std::vector<void*> outs(out.size());
+  size_t skipped = 0;
+  for (const rt::OutPiece& p : out) skipped += p.bytes == 0;
+  std::vector<std::byte> scratch(skipped * row);
+  for (size_t i = 0; i < in.size(); ++i) ins[i] = in[i].data;
+  for (size_t j = 0, k = 0; j < out.size(); ++j) outs[j] = out[j].bytes ? out[j].data : scratch.data() + row * k++;
+  eng.run(tr, ins.data(), outs.data(), row);
 }
 
 // The outcome of trying to serve a call.
@@ -450,8 +488,9 @@ struct Call {
     if (root != 0 && needs.ordered) return fallback("non-commutative operator with root != 0");
     CommState& st = state_of(comm);
     std::lock_guard lk(st.mu);
-    rt::OpProgram* prog = program_for(st, Use{r->plan, root});
-    if (!prog) return fallback("plan could not be loaded (see the message at its first use)");
+    Loaded* loaded = program_for(st, Use{r->plan, root});
+    if (!loaded) return fallback("plan could not be loaded (see the message at its first use)");
+    rt::OpProgram* prog = loaded->op.get();
     const PlanEntry& e = s.table.plans[static_cast<size_t>(r->plan)];
     std::vector<rt::InPiece> in(prog->num_inputs());
     std::vector<rt::OutPiece> out(prog->num_outputs());
@@ -460,7 +499,10 @@ struct Call {
     copy_only.elem_size = 1;
     RotatedTransport tr(*st.tr, root);
     try {
-      prog->run(tr, uop ? *uop : copy_only, row_elems, in.data(), out.data());
+      if (!uop && loaded->engine && loaded->engine->elem_bytes() == 1 && whole_rows(in, out, row_elems))
+        run_engine(*loaded->engine, tr, in, out, row_elems);
+      else
+        prog->run(tr, uop ? *uop : copy_only, row_elems, in.data(), out.data());
     } catch (const std::exception& err) {
       // Peers may be inside the plan's messages: the job cannot go on.
       say(fmt::format("rank {}: replaying plan \"{}\" failed: {}", st.rank, e.name, err.what()));
