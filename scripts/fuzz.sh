@@ -25,7 +25,7 @@ case "${1:-}" in
   *) echo "usage: scripts/fuzz.sh [--replay | --runs N]" >&2; exit 2 ;;
 esac
 SECONDS_EACH="${FUZZ_SECONDS:-30}"
-HARNESSES=(${FUZZ_HARNESSES:-fuzz_binary fuzz_json_plan fuzz_spec fuzz_matrix fuzz_tcp_wire})
+HARNESSES=(${FUZZ_HARNESSES:-fuzz_binary fuzz_json_plan fuzz_spec fuzz_matrix fuzz_tcp_wire fuzz_plan_table})
 BUILD="${FUZZ_BUILD_DIR:-build-fuzz}"
 
 # Largest input per harness: a few times the largest seed, small enough to
@@ -37,6 +37,7 @@ max_len() {
     fuzz_spec) echo 512 ;;
     fuzz_matrix) echo 1024 ;;
     fuzz_tcp_wire) echo 512 ;;
+    fuzz_plan_table) echo 4096 ;;
   esac
 }
 
