@@ -73,9 +73,7 @@ const TableRow* PlanTable::select(CallOp op, uint32_t K, uint64_t bytes, const N
     if (r.op != op || r.K != K || bytes < r.lo || bytes > r.hi) continue;
     if (r.plan < 0) return &r;
     const PlanEntry& p = plans[static_cast<size_t>(r.plan)];
-    const bool ok = !needs.reduction ||
-                    (p.exact && (!needs.ordered || p.ordered) && (!needs.consistent || p.consistent));
-    if (ok) return &r;
+    if (meets(p, needs)) return &r;
     if (skipped) ++*skipped;
   }
   return nullptr;

@@ -74,6 +74,11 @@ struct Needs {
   bool consistent = false;  // floating point: identical bits on every rank
 };
 
+// Whether plan `p` may serve a call that needs `needs`.
+inline bool meets(const PlanEntry& p, const Needs& needs) {
+  return !needs.reduction || (p.exact && (!needs.ordered || p.ordered) && (!needs.consistent || p.consistent));
+}
+
 struct PlanTable {
   std::string dir;  // the set's directory
   std::vector<PlanEntry> plans;

@@ -38,6 +38,7 @@
 #include "ir/binary.h"
 #include "runtime/engine.h"
 #include "runtime/op_program.h"
+#include "runtime/pmpi/control.h"
 #include "runtime/pmpi/plan_table.h"
 #include "runtime/reduce_ops.h"
 #include "runtime/transport/mpi.h"
@@ -158,7 +159,10 @@ struct Shim {
   std::vector<CommState*> states;
   int keyval = MPI_KEYVAL_INVALID;
   std::vector<std::pair<MPI_Datatype, rt::ElemType>> types;  // predefined datatypes served in reductions
+  // collplan_pmpi_force: per operation, kUseTable, kUseMpi or a plan index.
+  std::array<std::atomic<int>, kNumCallOps> force{};
 };
+constexpr int kUseTable = -2, kUseMpi = -1;
 
 Shim& shim() {
   static Shim s;
@@ -448,6 +452,10 @@ void run_engine(rt::Engine& eng, rt::Transport& tr, const std::vector<rt::InPiec
   eng.run(tr, ins.data(), outs.data(), row);
 }
 
+const char* f_or_table(const TableRow& forced, const TableRow* r) {
+  return r == &forced ? "forced to mpi" : "table row says mpi";
+}
+
 // The outcome of trying to serve a call.
 enum class Outcome { served, fallback };
 
@@ -480,11 +488,23 @@ struct Call {
     if (K < 2) return fallback("communicator of one rank");
     if (bytes == 0) return fallback("empty message");
     int skipped = 0;
-    const TableRow* r = s.table.select(op, static_cast<uint32_t>(K), bytes, needs, &skipped);
+    TableRow forced_row;
+    const TableRow* r = nullptr;
+    if (const int f = s.force[static_cast<size_t>(op)].load(); f != kUseTable) {
+      forced_row.plan = f;
+      if (f >= 0) {
+        const PlanEntry& p = s.table.plans[static_cast<size_t>(f)];
+        if (p.K != static_cast<uint32_t>(K)) return fallback("forced plan is for another communicator size");
+        if (!meets(p, needs)) return fallback("forced plan lacks a property the datatype and operator need");
+      }
+      r = &forced_row;
+    } else {
+      r = s.table.select(op, static_cast<uint32_t>(K), bytes, needs, &skipped);
+    }
     if (!r)
       return fallback(skipped ? "no plan in the table with the properties the datatype and operator need"
                               : "no table row for this communicator size and message size");
-    if (r->plan < 0) return fallback("table row says mpi");
+    if (r->plan < 0) return fallback(f_or_table(forced_row, r));
     if (root != 0 && needs.ordered) return fallback("non-commutative operator with root != 0");
     CommState& st = state_of(comm);
     std::lock_guard lk(st.mu);
@@ -556,6 +576,7 @@ void print_report() {
 
 void start(int provided) {
   Shim& s = shim();
+  for (auto& f : s.force) f.store(kUseTable);
   const char* dir = std::getenv("COLLPLAN_PLANS");
   const char* rep = std::getenv("COLLPLAN_REPORT");
   s.report = rep && *rep && std::strcmp(rep, "0") != 0;
@@ -634,6 +655,41 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 int MPI_Finalize(void) {
   stop();
   return PMPI_Finalize();
+}
+
+int collplan_pmpi_force(const char* op, const char* plan) {
+  Shim& s = shim();
+  if (!s.enabled) return -1;
+  CallOp o;
+  try {
+    o = parse_call_op(op ? op : "");
+  } catch (const std::exception&) {
+    return -2;
+  }
+  int f = kUseTable;
+  if (plan && std::strcmp(plan, "mpi") == 0) {
+    f = kUseMpi;
+  } else if (plan) {
+    f = -3;
+    for (size_t i = 0; i < s.table.plans.size(); ++i)
+      if (s.table.plans[i].name == plan && s.table.plans[i].op == o) f = static_cast<int>(i);
+    if (f == -3) return -3;
+  }
+  s.force[static_cast<size_t>(o)].store(f);
+  return 0;
+}
+
+void collplan_pmpi_counts(unsigned long long* served, unsigned long long* total) {
+  Shim& s = shim();
+  std::lock_guard lk(s.mu);
+  unsigned long long sv = 0, all = 0;
+  for (const RowStats& r : s.stats) {
+    sv += r.served;
+    all += r.served;
+    for (const auto& [why, n] : r.fell_back) all += n;
+  }
+  if (served) *served = sv;
+  if (total) *total = all;
 }
 
 int MPI_Op_create(MPI_User_function* fn, int commute, MPI_Op* op) {
