@@ -451,7 +451,19 @@ struct OpProgram::Impl {
                  i, bytes);
   }
 
-  void run(Transport& tr, const UserOp& op, size_t count, const InPiece* in, const OutPiece* out) {
+  // A replay in progress (start() .. the advance() that returns true).
+  struct Live {
+    Transport* tr = nullptr;
+    UserOp op;
+    size_t count = 0;
+    std::vector<OutPiece> out;
+    size_t step = 0;      // index into steps
+    bool posted = false;  // steps[step]'s evaluations done and messages posted
+    bool on = false;
+  } live;
+
+  void start(Transport& tr, const UserOp& op, size_t count, const InPiece* in, const OutPiece* out) {
+    if (live.on) user_error("rank {}: a replay of this program is still in progress (one at a time)", rank);
     check_args(op, count, in, out);
     layout(count * op.elem_size);
     // Every input in before any output is written: inputs may alias outputs.
@@ -463,34 +475,83 @@ struct OpProgram::Impl {
     Status st = tr.begin(max_requests);
     if (st == Status::ok) st = tr.expect(recvs.data(), recvs.size());
     if (st != Status::ok) fail(tr, st, 0, nullptr, "starting the transport");
-    for (const StepCode& sc : steps) {
-      exec(sc.eval_b, sc.eval_e, op, count);
-      for (uint32_t i = sc.send_b; i < sc.send_e; ++i) {
-        st = tr.post_send(i, sends[i]);
-        if (st != Status::ok) {
-          const WaitRef ref{true, i};
-          fail(tr, st, sc.t, &ref, "posting");
-        }
+    live.tr = &tr;
+    live.op = op;
+    live.count = count;
+    live.out.assign(out, out + outputs.size());
+    live.step = 0;
+    live.posted = false;
+    live.on = true;
+    // The first step's messages go out now; nothing is tested (a test is
+    // where MPI moves data, and start() is for returning at once).
+    if (!steps.empty()) {
+      try {
+        exec(steps[0].eval_b, steps[0].eval_e, live.op, live.count);
+        post(tr, steps[0]);
+      } catch (...) {
+        live.on = false;
+        throw;
       }
-      for (uint32_t k = sc.rpost_b; k < sc.rpost_e; ++k) {
-        const uint32_t j = recv_posts[k];
-        st = tr.post_recv(nsend + j, recvs[j]);
-        if (st != Status::ok) {
-          const WaitRef ref{false, j};
-          fail(tr, st, sc.t, &ref, "posting");
-        }
-      }
-      if (sc.wait_e > sc.wait_b) {
-        size_t failed = 0;
-        st = tr.wait(wait_ids.data() + sc.wait_b, sc.wait_e - sc.wait_b, &failed);
-        if (st != Status::ok) fail(tr, st, sc.t, &wait_refs[sc.wait_b + failed], "completing");
-      }
-      exec(sc.after_b, sc.after_e, op, count);
+      live.posted = true;
     }
-    st = tr.end();
-    if (st != Status::ok) fail(tr, st, 0, nullptr, "finishing the transport");
+  }
+
+  // Runs steps until one must wait for messages that have not all arrived
+  // (returns false; only when !block) or the replay is over (outputs
+  // written; returns true). A failure ends the replay and throws.
+  bool advance(bool block) {
+    Transport& tr = *live.tr;
+    try {
+      for (; live.step < steps.size(); ++live.step, live.posted = false) {
+        const StepCode& sc = steps[live.step];
+        if (!live.posted) {
+          exec(sc.eval_b, sc.eval_e, live.op, live.count);
+          post(tr, sc);
+          live.posted = true;
+        }
+        if (sc.wait_e > sc.wait_b) {
+          size_t failed = 0;
+          bool done = true;
+          const Status st = block ? tr.wait(wait_ids.data() + sc.wait_b, sc.wait_e - sc.wait_b, &failed)
+                                  : tr.test(wait_ids.data() + sc.wait_b, sc.wait_e - sc.wait_b, &done, &failed);
+          if (st != Status::ok) fail(tr, st, sc.t, &wait_refs[sc.wait_b + failed], "completing");
+          if (!done) return false;
+        }
+        exec(sc.after_b, sc.after_e, live.op, live.count);
+      }
+      const Status st = tr.end();
+      if (st != Status::ok) fail(tr, st, 0, nullptr, "finishing the transport");
+    } catch (...) {
+      live.on = false;
+      throw;
+    }
+    live.on = false;
     for (size_t j = 0; j < outputs.size(); ++j)
-      if (!out_none[j] && out[j].bytes) std::memcpy(out[j].data, slot_row(outputs[j]), out[j].bytes);
+      if (!out_none[j] && live.out[j].bytes) std::memcpy(live.out[j].data, slot_row(outputs[j]), live.out[j].bytes);
+    return true;
+  }
+
+  void post(Transport& tr, const StepCode& sc) {
+    for (uint32_t i = sc.send_b; i < sc.send_e; ++i) {
+      const Status st = tr.post_send(i, sends[i]);
+      if (st != Status::ok) {
+        const WaitRef ref{true, i};
+        fail(tr, st, sc.t, &ref, "posting");
+      }
+    }
+    for (uint32_t k = sc.rpost_b; k < sc.rpost_e; ++k) {
+      const uint32_t j = recv_posts[k];
+      const Status st = tr.post_recv(nsend + j, recvs[j]);
+      if (st != Status::ok) {
+        const WaitRef ref{false, j};
+        fail(tr, st, sc.t, &ref, "posting");
+      }
+    }
+  }
+
+  void run(Transport& tr, const UserOp& op, size_t count, const InPiece* in, const OutPiece* out) {
+    start(tr, op, count, in, out);
+    advance(true);
   }
 };
 
@@ -517,6 +578,17 @@ void OpProgram::run(Transport& tr, const UserOp& op, size_t count, const InPiece
                num_in, num_out, impl_->inputs.size(), impl_->outputs.size());
   impl_->run(tr, op, count, inputs, outputs);
 }
+
+void OpProgram::start(Transport& tr, const UserOp& op, size_t count, const InPiece* inputs, const OutPiece* outputs) {
+  impl_->start(tr, op, count, inputs, outputs);
+}
+
+bool OpProgram::progress() {
+  if (!impl_->live.on) user_error("rank {}: progress() without a replay in progress (call start() first)", impl_->rank);
+  return impl_->advance(false);
+}
+
+bool OpProgram::running() const { return impl_->live.on; }
 
 size_t OpProgram::num_inputs() const { return impl_->inputs.size(); }
 size_t OpProgram::num_outputs() const { return impl_->outputs.size(); }

@@ -99,6 +99,21 @@ class OpProgram {
   void run(Transport& tr, const UserOp& op, size_t count, const InPiece* inputs, size_t num_inputs,
            const OutPiece* outputs, size_t num_outputs);
 
+  // Non-blocking replay (for MPI_Iallreduce and its kin): start() does what
+  // run() does before the first step (the same checks and errors; inputs
+  // copied in, so the caller may reuse them at once), posts the first
+  // step's messages and returns without waiting for any;
+  // progress() then runs the steps whose messages have arrived, never
+  // blocking (Transport::test), and returns true when the replay is over
+  // and the outputs are written. Until then the output buffers, the
+  // transport and op.ctx must stay valid (the piece list itself is copied).
+  // A failure throws from progress() as from run() and ends the replay.
+  // One replay at a time per OpProgram: start() while one is running, or
+  // progress() with none, is a UserError.
+  void start(Transport& tr, const UserOp& op, size_t count, const InPiece* inputs, const OutPiece* outputs);
+  bool progress();
+  bool running() const;
+
   size_t num_inputs() const;
   size_t num_outputs() const;
   ir::Rank rank() const;

@@ -97,7 +97,8 @@ Status TracingTransport::post_recv(ReqId id, const RecvDesc& d) {
   return st;
 }
 
-Status TracingTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) {
+template <class Call>
+Status TracingTransport::record_wait(const ReqId* ids, size_t n, Call call) {
   const int64_t t0 = trace_now_ns();
   uint32_t step = 0;
   uint64_t bytes = 0;
@@ -106,8 +107,10 @@ Status TracingTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) 
       step = std::max(step, reqs_[ids[i]].step + lambda_ - 1);
       bytes += reqs_[ids[i]].bytes;
     }
+  bool done = true;
+  const Status st = call(&done);
+  if (!done) return st;
   enter(n == 0 || step == 0 ? cur_step_ : step, t0);
-  const Status st = inner_.wait(ids, n, failed_index);
   const int64_t t1 = trace_now_ns();
   TraceEvent e = ev(TraceKind::wait, t0, t1);
   e.count = static_cast<uint32_t>(n);
@@ -115,6 +118,18 @@ Status TracingTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) 
   events_.push_back(e);
   leave(t1);
   return st;
+}
+
+Status TracingTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) {
+  return record_wait(ids, n, [&](bool*) { return inner_.wait(ids, n, failed_index); });
+}
+
+Status TracingTransport::test(const ReqId* ids, size_t n, bool* done, size_t* failed_index) {
+  return record_wait(ids, n, [&](bool* d) {
+    const Status st = inner_.test(ids, n, done, failed_index);
+    *d = *done;
+    return st;
+  });
 }
 
 Status TracingTransport::end() {

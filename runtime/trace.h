@@ -88,6 +88,9 @@ class TracingTransport final : public Transport {
   Status post_send(ReqId id, const SendDesc& d) override;
   Status post_recv(ReqId id, const RecvDesc& d) override;
   Status wait(const ReqId* ids, size_t n, size_t* failed_index) override;
+  // Forwarded; a test that completes its requests is recorded as a wait
+  // (one that does not, as nothing).
+  Status test(const ReqId* ids, size_t n, bool* done, size_t* failed_index) override;
   Status end() override;
   void abandon() override { inner_.abandon(); }
   std::string error_detail() const override { return inner_.error_detail(); }
@@ -107,6 +110,9 @@ class TracingTransport final : public Transport {
   void enter(uint32_t step, int64_t t);
   void leave(int64_t t) { last_end_ = t; }
   TraceEvent ev(TraceKind k, int64_t t0, int64_t t1) const;
+  // wait() and a completing test(): `call` runs the inner transport's.
+  template <class Call>
+  Status record_wait(const ReqId* ids, size_t n, Call call);
 
   Transport& inner_;
   uint32_t lambda_;

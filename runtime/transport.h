@@ -108,6 +108,16 @@ class Transport {
   // the first failing request's status and sets *failed_index to its index
   // in ids.
   virtual Status wait(const ReqId* ids, size_t n, size_t* failed_index) = 0;
+  // Never blocks: *done = true when requests ids[0..n) have all completed
+  // (they are then consumed, as by wait(), with the same statuses and
+  // *failed_index); *done = false leaves every one of them outstanding,
+  // to be tested or waited for again. For non-blocking replays
+  // (OpProgram::start). Default: wait() (blocks), for transports that
+  // cannot test.
+  virtual Status test(const ReqId* ids, size_t n, bool* done, size_t* failed_index) {
+    *done = true;
+    return wait(ids, n, failed_index);
+  }
   // After the last step, when every request has completed.
   virtual Status end() = 0;
   // After a failure: cancel what is outstanding and release the buffers the

@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,7 @@
 #include "runtime/engine.h"
 #include "runtime/op_program.h"
 #include "runtime/pmpi/control.h"
+#include "runtime/pmpi/nbc.h"
 #include "runtime/pmpi/plan_table.h"
 #include "runtime/reduce_ops.h"
 #include "runtime/transport/mpi.h"
@@ -50,10 +52,26 @@ namespace {
 // ─── Statistics for COLLPLAN_REPORT ──────────────────────────────────────────
 
 // The report's rows: the table's operations, then allgatherv (served by
-// allgather plans).
-constexpr int kReportRows = kNumCallOps + 1;
+// allgather plans); then the same for the non-blocking calls (ibroadcast,
+// iallreduce, ...: row + kNonBlocking).
 constexpr int kAllgathervRow = kNumCallOps;
-const char* report_name(int row) { return row == kAllgathervRow ? "allgatherv" : call_op_name(static_cast<CallOp>(row)); }
+constexpr int kNonBlocking = kNumCallOps + 1;
+constexpr int kReportRows = 2 * kNonBlocking;
+std::string report_name(int row) {
+  const int base = row % kNonBlocking;
+  const std::string name = base == kAllgathervRow ? "allgatherv" : call_op_name(static_cast<CallOp>(base));
+  return row >= kNonBlocking ? "i" + name : name;
+}
+
+// Set while the library itself is calling MPI (a replay, its progress):
+// its own MPI_Waitall and kin then go straight to the MPI library.
+thread_local int t_inside = 0;
+struct Inside {
+  Inside() { ++t_inside; }
+  ~Inside() { --t_inside; }
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
+};
 
 struct RowStats {
   uint64_t served = 0;
@@ -74,9 +92,51 @@ struct Use {
 // and for the copy collectives also on the field engine, which moves
 // messages straight between the caller's buffers (runtime/engine.h) when
 // the blocks are whole.
+// Idle programs of one plan rank for non-blocking replays: each pending
+// replay needs its own (an OpProgram runs one replay at a time).
+struct ProgramPool {
+  Spec spec;
+  uint32_t num_steps = 0;
+  ir::Program prog;
+  std::mutex mu;
+  std::vector<std::unique_ptr<rt::OpProgram>> idle;
+  std::unique_ptr<rt::OpProgram> take() {
+    std::lock_guard lk(mu);
+    if (idle.empty()) return std::make_unique<rt::OpProgram>(spec, num_steps, prog);
+    std::unique_ptr<rt::OpProgram> p = std::move(idle.back());
+    idle.pop_back();
+    return p;
+  }
+  void give(std::unique_ptr<rt::OpProgram> p) {
+    std::lock_guard lk(mu);
+    idle.push_back(std::move(p));
+  }
+};
+
 struct Loaded {
   std::unique_ptr<rt::OpProgram> op;
   std::unique_ptr<rt::Engine> engine;
+  std::shared_ptr<ProgramPool> pool;
+};
+
+// Non-blocking replays of one communicator share a private duplicate of
+// it; replay number i (counted alike on every rank: every rank serves the
+// same calls) uses tag slot i mod kNbcSlots (rt::MpiTransport::Shared), so
+// up to kNbcSlots replays can be pending on a communicator at once; the
+// replay that holds a slot is completed before the slot is used again.
+constexpr uint32_t kNbcSlots = 64;
+struct Nbc;
+struct NbcComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::array<Nbc*, kNbcSlots> busy{};
+  NbcComm() = default;
+  NbcComm(const NbcComm&) = delete;
+  NbcComm& operator=(const NbcComm&) = delete;
+  ~NbcComm() {
+    int fin = 0;
+    PMPI_Finalized(&fin);
+    if (!fin && comm != MPI_COMM_NULL) PMPI_Comm_free(&comm);
+  }
 };
 
 struct CommState {
@@ -86,6 +146,8 @@ struct CommState {
   std::unique_ptr<rt::MpiTransport> tr;  // on a duplicate of comm, made at the first served call
   std::map<Use, Loaded> progs;
   std::set<Use> failed;  // agreed: some rank could not load it
+  std::shared_ptr<NbcComm> nbc;  // made at the first served non-blocking call
+  uint64_t nbc_seq = 0;          // non-blocking replays started on comm
 };
 
 // Plan rank j is communicator rank (j + shift) mod K.
@@ -110,6 +172,9 @@ class RotatedTransport final : public rt::Transport {
     return in_.post_recv(id, m);
   }
   rt::Status wait(const rt::ReqId* ids, size_t n, size_t* failed) override { return in_.wait(ids, n, failed); }
+  rt::Status test(const rt::ReqId* ids, size_t n, bool* done, size_t* failed) override {
+    return in_.test(ids, n, done, failed);
+  }
   rt::Status end() override { return in_.end(); }
   void abandon() override { in_.abandon(); }
   std::string error_detail() const override { return in_.error_detail(); }
@@ -151,6 +216,7 @@ struct Shim {
   bool enabled = false;  // a table is loaded: serve calls
   std::string disabled_why;
   bool report = false;
+  bool nonblocking = true;  // COLLPLAN_NONBLOCKING is not 0: serve non-blocking calls
   int world_rank = 0;
   PlanTable table;
   std::mutex mu;  // guards what follows
@@ -384,6 +450,10 @@ Loaded load_program(const PlanEntry& e, uint32_t prank) {
   if (hdr.spec.root != 0) user_error("{}: root {}, a plan set's rooted plans have root 0", path, hdr.spec.root);
   Loaded l;
   l.op = std::make_unique<rt::OpProgram>(hdr.spec, hdr.num_steps, prog);
+  l.pool = std::make_shared<ProgramPool>();
+  l.pool->spec = hdr.spec;
+  l.pool->num_steps = hdr.num_steps;
+  l.pool->prog = prog;
   if (e.op == CallOp::broadcast || e.op == CallOp::allgather)
     l.engine = std::make_unique<rt::Engine>(hdr.spec, hdr.num_steps, prog);
   return l;
@@ -456,6 +526,87 @@ const char* f_or_table(const TableRow& forced, const TableRow* r) {
   return r == &forced ? "forced to mpi" : "table row says mpi";
 }
 
+// ─── Non-blocking replays (nbc.h) ────────────────────────────────────────────
+
+// What a non-blocking call hands to Call::run: where the request goes, what
+// must live until the replay ends (the operator, scratch rows), and what to
+// do after the outputs are written (unpacking a non-contiguous datatype).
+struct NbcStart {
+  MPI_Request* request = nullptr;
+  std::shared_ptr<void> keep;
+  std::function<void()> finish;
+};
+
+// One pending replay.
+struct Nbc {
+  std::shared_ptr<NbcComm> comm;  // keeps the private communicator alive
+  uint32_t slot = 0;
+  std::shared_ptr<ProgramPool> pool;
+  std::unique_ptr<rt::OpProgram> prog;
+  std::unique_ptr<rt::MpiTransport> tr;
+  std::unique_ptr<RotatedTransport> rot;  // over tr: declared after it, destroyed before it
+  std::shared_ptr<void> keep;
+  std::function<void()> finish;
+  MPI_Request req = MPI_REQUEST_NULL;  // the application's generalized request
+  bool free_when_done = false;         // MPI_Request_free came first
+  int rank = 0;
+  std::string plan;
+};
+
+struct Pending {
+  std::mutex mu;  // guards list and every pending replay
+  std::vector<std::unique_ptr<Nbc>> list;
+  std::atomic<int> count{0};
+};
+Pending& pending() {
+  static Pending p;
+  return p;
+}
+
+// The generalized request's callbacks: a collective's status says nothing
+// (no source, no tag, no elements), and it cannot be cancelled (MPI makes
+// cancelling a collective erroneous).
+int nbc_query(void*, MPI_Status* status) {
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_UNDEFINED;
+  status->MPI_TAG = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+int nbc_free(void*) { return MPI_SUCCESS; }
+int nbc_cancel(void*, int) { return MPI_SUCCESS; }
+
+void finish_nbc(Nbc& n) {
+  if (n.finish) n.finish();
+  n.comm->busy[n.slot] = nullptr;
+  n.pool->give(std::move(n.prog));
+  PMPI_Grequest_complete(n.req);
+  if (n.free_when_done) PMPI_Request_free(&n.req);
+}
+
+// One non-blocking pass over every pending replay. g.mu held, Inside set.
+void progress_pass(Pending& g) {
+  for (size_t i = 0; i < g.list.size();) {
+    Nbc& n = *g.list[i];
+    bool done = false;
+    try {
+      done = n.prog->progress();
+    } catch (const std::exception& err) {
+      // Peers may be inside the plan's messages: the job cannot go on.
+      say(fmt::format("rank {}: replaying plan \"{}\" (non-blocking) failed: {}", n.rank, n.plan, err.what()));
+      PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (!done) {
+      ++i;
+      continue;
+    }
+    std::unique_ptr<Nbc> owned = std::move(g.list[i]);
+    g.list.erase(g.list.begin() + static_cast<ptrdiff_t>(i));
+    g.count.fetch_sub(1, std::memory_order_release);
+    finish_nbc(*owned);
+  }
+}
+
 // The outcome of trying to serve a call.
 enum class Outcome { served, fallback };
 
@@ -474,12 +625,15 @@ struct Call {
   uint32_t root = 0;
   const rt::UserOp* uop = nullptr;  // reductions
   std::string why;       // set: cannot be served
+  NbcStart* nb = nullptr;  // set: a non-blocking call (row is then its blocking row + kNonBlocking)
 
   template <class Fill>
   Outcome run(Fill fill) {
     Shim& s = shim();
+    const Inside inside;
     if (!s.enabled) return fallback("no plan set");
     if (!why.empty()) return fallback(why);
+    if (nb && !s.nonblocking) return fallback("non-blocking calls go to MPI (COLLPLAN_NONBLOCKING=0)");
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) return fallback("inter-communicator");
@@ -510,8 +664,13 @@ struct Call {
     std::lock_guard lk(st.mu);
     Loaded* loaded = program_for(st, Use{r->plan, root});
     if (!loaded) return fallback("plan could not be loaded (see the message at its first use)");
-    rt::OpProgram* prog = loaded->op.get();
     const PlanEntry& e = s.table.plans[static_cast<size_t>(r->plan)];
+    if (nb) {
+      start_nbc(st, *loaded, e, fill);
+      count_served(row);
+      return Outcome::served;
+    }
+    rt::OpProgram* prog = loaded->op.get();
     std::vector<rt::InPiece> in(prog->num_inputs());
     std::vector<rt::OutPiece> out(prog->num_outputs());
     const size_t row_elems = fill(e, prog->rank(), in.data(), out.data());
@@ -530,6 +689,49 @@ struct Call {
     }
     count_served(row);
     return Outcome::served;
+  }
+
+  // Starts the replay of a non-blocking call; st.mu held.
+  template <class Fill>
+  void start_nbc(CommState& st, Loaded& l, const PlanEntry& e, Fill& fill) {
+    Pending& g = pending();
+    if (!st.nbc) {  // collective: every rank serves its first non-blocking call alike
+      auto c = std::make_shared<NbcComm>();
+      PMPI_Comm_dup(st.comm, &c->comm);
+      PMPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+      st.nbc = std::move(c);
+    }
+    auto n = std::make_unique<Nbc>();
+    n->comm = st.nbc;
+    n->slot = static_cast<uint32_t>(st.nbc_seq++ % kNbcSlots);
+    n->rank = st.rank;
+    n->plan = e.name;
+    std::unique_lock lk(g.mu);
+    while (st.nbc->busy[n->slot]) progress_pass(g);  // the replay kNbcSlots before this one
+    lk.unlock();
+    n->pool = l.pool;
+    n->prog = l.pool->take();
+    n->tr = std::make_unique<rt::MpiTransport>(rt::MpiTransport::Shared{st.nbc->comm, n->slot, kNbcSlots});
+    n->rot = std::make_unique<RotatedTransport>(*n->tr, root);
+    std::vector<rt::InPiece> in(n->prog->num_inputs());
+    std::vector<rt::OutPiece> out(n->prog->num_outputs());
+    const size_t row_elems = fill(e, n->prog->rank(), in.data(), out.data());
+    rt::UserOp copy_only;
+    copy_only.elem_size = 1;
+    try {
+      n->prog->start(*n->rot, uop ? *uop : copy_only, row_elems, in.data(), out.data());
+    } catch (const std::exception& err) {
+      say(fmt::format("rank {}: starting plan \"{}\" failed: {}", st.rank, e.name, err.what()));
+      PMPI_Abort(comm, 1);
+    }
+    n->keep = std::move(nb->keep);
+    n->finish = std::move(nb->finish);
+    PMPI_Grequest_start(nbc_query, nbc_free, nbc_cancel, nullptr, &n->req);
+    *nb->request = n->req;
+    lk.lock();
+    st.nbc->busy[n->slot] = n.get();
+    g.list.push_back(std::move(n));
+    g.count.fetch_add(1, std::memory_order_release);
   }
 
   Outcome fallback(const std::string& reason) {
@@ -580,6 +782,8 @@ void start(int provided) {
   const char* dir = std::getenv("COLLPLAN_PLANS");
   const char* rep = std::getenv("COLLPLAN_REPORT");
   s.report = rep && *rep && std::strcmp(rep, "0") != 0;
+  const char* nbc = std::getenv("COLLPLAN_NONBLOCKING");
+  s.nonblocking = !(nbc && std::strcmp(nbc, "0") == 0);
   s.active = (dir && *dir) || s.report;
   PMPI_Comm_rank(MPI_COMM_WORLD, &s.world_rank);
   if (!s.active) return;
@@ -653,6 +857,7 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 }
 
 int MPI_Finalize(void) {
+  nbc_drain();  // MPI_Finalize is collective: every rank's replays end first
   stop();
   return PMPI_Finalize();
 }
@@ -711,40 +916,102 @@ int MPI_Op_free(MPI_Op* op) {
   return PMPI_Op_free(op);
 }
 
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  Reduction red;
-  Call c = reduction_call(static_cast<int>(CallOp::allreduce), CallOp::allreduce, red, count, datatype, op, comm);
-  const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
-  const size_t n = static_cast<size_t>(count > 0 ? count : 0);
-  auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
-    const size_t L = block_len(n, e.blocks);
-    split(static_cast<const std::byte*>(src), n, red.esize, e.blocks, L, in);
-    split(static_cast<std::byte*>(recvbuf), n, red.esize, e.blocks, L, out);
-    return L;
-  };
-  if (count > 0 && c.run(fill) == Outcome::served) return MPI_SUCCESS;
-  if (count <= 0) c.fallback("empty message");
-  return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}  // extern "C"
+
+// ─── Progress (nbc.h) ────────────────────────────────────────────────────────
+
+namespace collplan::pmpi {
+
+bool nbc_idle() { return t_inside > 0 || pending().count.load(std::memory_order_acquire) == 0; }
+
+void nbc_progress() {
+  if (nbc_idle()) return;
+  Pending& g = pending();
+  std::unique_lock lk(g.mu, std::try_to_lock);
+  if (!lk) return;  // another thread is at it
+  const Inside inside;
+  progress_pass(g);
 }
 
-int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-               MPI_Comm comm) {
-  Reduction red;
-  Call c = reduction_call(static_cast<int>(CallOp::reduce), CallOp::reduce, red, count, datatype, op, comm);
+void nbc_drain() {
+  if (nbc_idle()) return;
+  Pending& g = pending();
+  const Inside inside;
+  std::lock_guard lk(g.mu);
+  while (!g.list.empty()) progress_pass(g);
+}
+
+bool nbc_free_request(MPI_Request* req) {
+  if (nbc_idle() || !req || *req == MPI_REQUEST_NULL) return false;
+  Pending& g = pending();
+  std::lock_guard lk(g.mu);
+  for (const auto& n : g.list)
+    if (n->req == *req) {
+      n->free_when_done = true;
+      *req = MPI_REQUEST_NULL;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace collplan::pmpi
+
+// ─── The collectives ─────────────────────────────────────────────────────────
+//
+// serve_X serves one call from a plan and says whether it did; with `nb`
+// set it starts a non-blocking replay instead (what the replay needs later
+// goes into nb->keep, what follows it into nb->finish). The blocking entry
+// points first complete every pending non-blocking replay (nbc_drain), the
+// non-blocking ones make progress on them (nbc.h).
+
+static int row_of(CallOp op, const NbcStart* nb) { return static_cast<int>(op) + (nb ? kNonBlocking : 0); }
+
+static bool serve_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm, NbcStart* nb) {
+  auto red = std::make_shared<Reduction>();
+  Call c = reduction_call(row_of(CallOp::allreduce, nb), CallOp::allreduce, *red, count, datatype, op, comm);
+  c.nb = nb;
+  if (count <= 0) {
+    c.fallback("empty message");
+    return false;
+  }
+  const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
+  const size_t n = static_cast<size_t>(count);
+  const size_t esize = red->esize;
+  auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
+    const size_t L = block_len(n, e.blocks);
+    split(static_cast<const std::byte*>(src), n, esize, e.blocks, L, in);
+    split(static_cast<std::byte*>(recvbuf), n, esize, e.blocks, L, out);
+    return L;
+  };
+  if (nb) nb->keep = red;
+  return c.run(fill) == Outcome::served;
+}
+
+static bool serve_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                         MPI_Comm comm, NbcStart* nb) {
+  auto red = std::make_shared<Reduction>();
+  Call c = reduction_call(row_of(CallOp::reduce, nb), CallOp::reduce, *red, count, datatype, op, comm);
+  c.nb = nb;
   c.root = root >= 0 ? static_cast<uint32_t>(root) : 0;
+  if (count <= 0) {
+    c.fallback("empty message");
+    return false;
+  }
+  if (root < 0) return false;  // MPI reports the bad root
   int me = 0;
   PMPI_Comm_rank(comm, &me);
   const void* src = (in_place(sendbuf) && me == root) ? recvbuf : sendbuf;
-  const size_t n = static_cast<size_t>(count > 0 ? count : 0);
+  const size_t n = static_cast<size_t>(count);
+  const size_t esize = red->esize;
   auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     const size_t L = block_len(n, e.blocks);
-    split(static_cast<const std::byte*>(src), n, red.esize, e.blocks, L, in);
-    if (me == root) split(static_cast<std::byte*>(recvbuf), n, red.esize, e.blocks, L, out);
+    split(static_cast<const std::byte*>(src), n, esize, e.blocks, L, in);
+    if (me == root) split(static_cast<std::byte*>(recvbuf), n, esize, e.blocks, L, out);
     return L;
   };
-  if (count > 0 && root >= 0 && c.run(fill) == Outcome::served) return MPI_SUCCESS;
-  if (count <= 0) c.fallback("empty message");
-  return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  if (nb) nb->keep = red;
+  return c.run(fill) == Outcome::served;
 }
 
 // Broadcast and allgather(v) move bytes, and MPI lets ranks describe the
@@ -758,7 +1025,7 @@ struct Bytes {
   MPI_Aint extent = 0;
   bool ok = false;          // the datatype could be queried
 };
-Bytes bytes_of(MPI_Datatype t) {
+static Bytes bytes_of(MPI_Datatype t) {
   Bytes b;
   int size = 0;
   MPI_Aint lb = 0;
@@ -774,8 +1041,8 @@ Bytes bytes_of(MPI_Datatype t) {
 // (buf, count, type) as packed bytes in `scratch` (or buf itself when
 // contiguous). Aborts if MPI's packed form is not the type signature's
 // size (it is, on a homogeneous system: the decision already assumed it).
-const std::byte* pack(const void* buf, size_t count, MPI_Datatype t, const Bytes& b, std::vector<std::byte>& scratch,
-                      MPI_Comm comm) {
+static const std::byte* pack(const void* buf, size_t count, MPI_Datatype t, const Bytes& b,
+                             std::vector<std::byte>& scratch, MPI_Comm comm) {
   if (b.contiguous) return static_cast<const std::byte*>(buf);
   scratch.resize(count * b.size);
   int pos = 0;
@@ -787,42 +1054,53 @@ const std::byte* pack(const void* buf, size_t count, MPI_Datatype t, const Bytes
   }
   return scratch.data();
 }
-void unpack(const std::byte* from, void* buf, size_t count, MPI_Datatype t, const Bytes& b, MPI_Comm comm) {
+static void unpack(const std::byte* from, void* buf, size_t count, MPI_Datatype t, const Bytes& b, MPI_Comm comm) {
   int pos = 0;
   PMPI_Unpack(from, static_cast<int>(count * b.size), &pos, buf, static_cast<int>(count), t, comm);
 }
 
-int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+static bool serve_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, NbcStart* nb) {
   const Bytes tb = bytes_of(datatype);
   const size_t nbytes = count > 0 ? static_cast<size_t>(count) * tb.size : 0;
-  Call c{static_cast<int>(CallOp::broadcast), CallOp::broadcast, comm, nbytes, Needs{}};
+  Call c{row_of(CallOp::broadcast, nb), CallOp::broadcast, comm, nbytes, Needs{}};
+  c.nb = nb;
   if (!tb.ok) c.why = "datatype cannot be queried";
   c.root = root >= 0 ? static_cast<uint32_t>(root) : 0;
+  if (count <= 0) {
+    c.fallback("empty message");
+    return false;
+  }
+  if (root < 0) return false;
   int me = 0;
   PMPI_Comm_rank(comm, &me);
-  std::vector<std::byte> scratch;
+  auto scratch = std::make_shared<std::vector<std::byte>>();
   auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     const size_t L = block_len(nbytes, e.blocks);
     if (me == root) {
-      split(pack(buffer, static_cast<size_t>(count), datatype, tb, scratch, comm), nbytes, 1, e.blocks, L, in);
+      split(pack(buffer, static_cast<size_t>(count), datatype, tb, *scratch, comm), nbytes, 1, e.blocks, L, in);
     } else {  // a root's outputs are its inputs: skipped
       std::byte* to = static_cast<std::byte*>(buffer);
-      if (!tb.contiguous) scratch.resize(nbytes), to = scratch.data();
+      if (!tb.contiguous) scratch->resize(nbytes), to = scratch->data();
       split(to, nbytes, 1, e.blocks, L, out);
     }
     return L;
   };
-  if (count > 0 && root >= 0 && c.run(fill) == Outcome::served) {
-    if (me != root && !tb.contiguous) unpack(scratch.data(), buffer, static_cast<size_t>(count), datatype, tb, comm);
-    return MPI_SUCCESS;
-  }
-  if (count <= 0) c.fallback("empty message");
-  return PMPI_Bcast(buffer, count, datatype, root, comm);
+  auto after = [scratch, buffer, count, datatype, tb, me, root, comm] {
+    if (me != root && !tb.contiguous) unpack(scratch->data(), buffer, static_cast<size_t>(count), datatype, tb, comm);
+  };
+  if (nb) nb->keep = scratch, nb->finish = after;
+  if (c.run(fill) != Outcome::served) return false;
+  if (!nb) after();
+  return true;
 }
 
 // Allgather and allgatherv share this: rank r's block of counts[r]
 // elements of `recvtype` lands at recvbuf + displs[r] · extent; the plan's
 // rows are as long as the largest block, shorter blocks padded.
+struct GatherScratch {
+  std::vector<std::byte> in, out;
+  std::vector<size_t> at;  // where each rank's bytes land in `out`
+};
 static bool serve_gather(Call& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                          const std::vector<size_t>& counts, const std::vector<ptrdiff_t>& displs,
                          MPI_Datatype recvtype) {
@@ -836,22 +1114,21 @@ static bool serve_gather(Call& c, const void* sendbuf, int sendcount, MPI_Dataty
   int me = 0;
   PMPI_Comm_rank(c.comm, &me);
   const size_t mine = static_cast<size_t>(me);
-  std::vector<std::byte> in_scratch, out_scratch;
-  std::vector<size_t> at;  // where each rank's bytes land in out_scratch
+  auto sc = std::make_shared<GatherScratch>();
   auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     const size_t L = block_len(c.bytes, e.blocks);
     const std::byte* own =
         inplace ? pack(static_cast<const std::byte*>(recvbuf) + displs[mine] * rb.extent,
-                       counts[mine], recvtype, rb, in_scratch, c.comm)
-                : pack(sendbuf, static_cast<size_t>(sendcount), sendtype, sb, in_scratch, c.comm);
+                       counts[mine], recvtype, rb, sc->in, c.comm)
+                : pack(sendbuf, static_cast<size_t>(sendcount), sendtype, sb, sc->in, c.comm);
     // MPI requires sendcount · send size = recvcount · receive size.
     const size_t own_bytes = inplace ? counts[mine] * rb.size
                                      : std::min(counts[mine] * rb.size, static_cast<size_t>(std::max(sendcount, 0)) * sb.size);
     split(own, own_bytes, 1, e.blocks, L, in);
     if (!rb.contiguous) {
       size_t total = 0;
-      for (size_t n : counts) at.push_back(total), total += n * rb.size;
-      out_scratch.resize(total);
+      for (size_t n : counts) sc->at.push_back(total), total += n * rb.size;
+      sc->out.resize(total);
     }
     for (size_t r = 0; r < counts.size(); ++r) {
       rt::OutPiece* o = out + r * e.blocks;
@@ -860,7 +1137,7 @@ static bool serve_gather(Call& c, const void* sendbuf, int sendcount, MPI_Dataty
         continue;
       }
       std::byte* to = rb.contiguous ? static_cast<std::byte*>(recvbuf) + displs[r] * rb.extent
-                                    : out_scratch.data() + at[r];
+                                    : sc->out.data() + sc->at[r];
       split(to, counts[r] * rb.size, 1, e.blocks, L, o);
     }
     return L;
@@ -869,30 +1146,35 @@ static bool serve_gather(Call& c, const void* sendbuf, int sendcount, MPI_Dataty
     c.fallback("empty message");
     return false;
   }
-  if (c.run(fill) != Outcome::served) return false;
-  if (!rb.contiguous)
+  auto after = [sc, counts, displs, recvbuf, recvtype, rb, inplace, mine, comm = c.comm] {
+    if (rb.contiguous) return;
     for (size_t r = 0; r < counts.size(); ++r)
       if (!(inplace && r == mine))
-        unpack(out_scratch.data() + at[r], static_cast<std::byte*>(recvbuf) + displs[r] * rb.extent,
-               counts[r], recvtype, rb, c.comm);
+        unpack(sc->out.data() + sc->at[r], static_cast<std::byte*>(recvbuf) + displs[r] * rb.extent, counts[r],
+               recvtype, rb, comm);
+  };
+  if (c.nb) c.nb->keep = sc, c.nb->finish = after;
+  if (c.run(fill) != Outcome::served) return false;
+  if (!c.nb) after();
   return true;
 }
 
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm) {
-  Call c{static_cast<int>(CallOp::allgather), CallOp::allgather, comm, 0, Needs{}};
+static bool serve_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, NbcStart* nb) {
+  Call c{row_of(CallOp::allgather, nb), CallOp::allgather, comm, 0, Needs{}};
+  c.nb = nb;
   int K = 0;
   PMPI_Comm_size(comm, &K);
   const size_t rc = static_cast<size_t>(std::max(recvcount, 0));
   std::vector<size_t> counts(static_cast<size_t>(K), rc);
   std::vector<ptrdiff_t> displs(counts.size());
   for (size_t r = 0; r < displs.size(); ++r) displs[r] = static_cast<ptrdiff_t>(r * rc);
-  if (serve_gather(c, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype)) return MPI_SUCCESS;
-  return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return serve_gather(c, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype);
 }
 
-int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+static bool serve_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                             NbcStart* nb) {
   int K = 0;
   PMPI_Comm_size(comm, &K);
   std::vector<size_t> counts(static_cast<size_t>(K));
@@ -904,36 +1186,42 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
     disp[static_cast<size_t>(r)] = displs[r];
   }
   // The table is asked for an allgather of the largest block.
-  Call c{kAllgathervRow, CallOp::allgather, comm, 0, Needs{}};
+  Call c{kAllgathervRow + (nb ? kNonBlocking : 0), CallOp::allgather, comm, 0, Needs{}};
+  c.nb = nb;
   if (bad) c.why = "negative count";
-  if (serve_gather(c, sendbuf, sendcount, sendtype, recvbuf, counts, disp, recvtype)) return MPI_SUCCESS;
-  return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+  return serve_gather(c, sendbuf, sendcount, sendtype, recvbuf, counts, disp, recvtype);
 }
 
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
-                             MPI_Comm comm) {
-  Reduction red;
-  Call c = reduction_call(static_cast<int>(CallOp::reduce_scatter), CallOp::reduce_scatter, red, recvcount, datatype,
-                          op, comm);
+static bool serve_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                       MPI_Op op, MPI_Comm comm, NbcStart* nb) {
+  auto red = std::make_shared<Reduction>();
+  Call c = reduction_call(row_of(CallOp::reduce_scatter, nb), CallOp::reduce_scatter, *red, recvcount, datatype, op,
+                          comm);
+  c.nb = nb;
+  if (recvcount <= 0) {
+    c.fallback("empty message");
+    return false;
+  }
   const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
-  const size_t rc = static_cast<size_t>(recvcount > 0 ? recvcount : 0);
+  const size_t rc = static_cast<size_t>(recvcount);
+  const size_t esize = red->esize;
   auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     const size_t L = block_len(rc, e.blocks);
     for (uint32_t j = 0; j < e.K; ++j)
-      split(static_cast<const std::byte*>(src) + j * rc * red.esize, rc, red.esize, e.blocks, L,
+      split(static_cast<const std::byte*>(src) + j * rc * esize, rc, esize, e.blocks, L,
             in + static_cast<size_t>(j) * e.blocks);
-    split(static_cast<std::byte*>(recvbuf), rc, red.esize, e.blocks, L, out);
+    split(static_cast<std::byte*>(recvbuf), rc, esize, e.blocks, L, out);
     return L;
   };
-  if (recvcount > 0 && c.run(fill) == Outcome::served) return MPI_SUCCESS;
-  if (recvcount <= 0) c.fallback("empty message");
-  return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+  if (nb) nb->keep = red;
+  return c.run(fill) == Outcome::served;
 }
 
 static bool serve_scan(CallOp op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op mop,
-                       MPI_Comm comm) {
-  Reduction red;
-  Call c = reduction_call(static_cast<int>(op), op, red, count, datatype, mop, comm);
+                       MPI_Comm comm, NbcStart* nb) {
+  auto red = std::make_shared<Reduction>();
+  Call c = reduction_call(row_of(op, nb), op, *red, count, datatype, mop, comm);
+  c.nb = nb;
   // A prefix plan's result at a rank is one value: consistency is moot.
   c.needs.consistent = false;
   if (count <= 0) {
@@ -942,22 +1230,133 @@ static bool serve_scan(CallOp op, const void* sendbuf, void* recvbuf, int count,
   }
   const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
   const size_t n = static_cast<size_t>(count);
+  const size_t esize = red->esize;
   auto fill = [&](const PlanEntry&, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
-    in[0] = {src, n * red.esize};
-    out[0] = {recvbuf, n * red.esize};
+    in[0] = {src, n * esize};
+    out[0] = {recvbuf, n * esize};
     return n;
   };
+  if (nb) nb->keep = red;
   return c.run(fill) == Outcome::served;
 }
 
+extern "C" {
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  nbc_drain();
+  if (serve_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request* request) {
+  nbc_progress();
+  NbcStart nb{request, {}, {}};
+  if (serve_allreduce(sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+               MPI_Comm comm) {
+  nbc_drain();
+  if (serve_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr)) return MPI_SUCCESS;
+  return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm, MPI_Request* request) {
+  nbc_progress();
+  NbcStart nb{request, {}, {}};
+  if (serve_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, &nb)) return MPI_SUCCESS;
+  return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  nbc_drain();
+  if (serve_bcast(buffer, count, datatype, root, comm, nullptr)) return MPI_SUCCESS;
+  return PMPI_Bcast(buffer, count, datatype, root, comm);
+}
+
+int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
+  nbc_progress();
+  NbcStart nb{request, {}, {}};
+  if (serve_bcast(buffer, count, datatype, root, comm, &nb)) return MPI_SUCCESS;
+  return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  nbc_drain();
+  if (serve_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr)) return MPI_SUCCESS;
+  return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  nbc_progress();
+  NbcStart nb{request, {}, {}};
+  if (serve_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &nb)) return MPI_SUCCESS;
+  return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  nbc_drain();
+  if (serve_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nullptr))
+    return MPI_SUCCESS;
+  return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  nbc_progress();
+  NbcStart nb{request, {}, {}};
+  if (serve_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &nb))
+    return MPI_SUCCESS;
+  return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm) {
+  nbc_drain();
+  if (serve_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Request* request) {
+  nbc_progress();
+  NbcStart nb{request, {}, {}};
+  if (serve_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}
+
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  if (serve_scan(CallOp::scan, sendbuf, recvbuf, count, datatype, op, comm)) return MPI_SUCCESS;
+  nbc_drain();
+  if (serve_scan(CallOp::scan, sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
   return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request) {
+  nbc_progress();
+  NbcStart nb{request, {}, {}};
+  if (serve_scan(CallOp::scan, sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm)) return MPI_SUCCESS;
+  nbc_drain();
+  if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
   return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                MPI_Request* request) {
+  nbc_progress();
+  NbcStart nb{request, {}, {}};
+  if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 }  // extern "C"

@@ -29,6 +29,10 @@ MpiTransport::MpiTransport(MPI_Comm comm, uint32_t max_pieces, size_t chunk_byte
   if (!initialized) user_error("the MPI transport needs MPI_Init to have been called");
   if (MPI_Comm_dup(comm, &comm_) != MPI_SUCCESS) user_error("MPI_Comm_dup failed");
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  query_comm();
+}
+
+void MpiTransport::query_comm() {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   int* ub = nullptr;
@@ -37,14 +41,21 @@ MpiTransport::MpiTransport(MPI_Comm comm, uint32_t max_pieces, size_t chunk_byte
   if (flag && ub && *ub > 0) tag_mod_ = static_cast<uint64_t>(*ub) + 1;
 }
 
+MpiTransport::MpiTransport(Shared shared, uint32_t max_pieces, size_t chunk_bytes)
+    : comm_(shared.comm), owns_comm_(false), slot_(shared.slot), slots_(std::max<uint32_t>(shared.slots, 1)),
+      max_pieces_(std::max<uint32_t>(max_pieces, 1)), chunk_bytes_(chunk_bytes) {
+  if (slot_ >= slots_) user_error("MPI transport slot {} out of range (there are {} slots)", slot_, slots_);
+  query_comm();
+}
+
 MpiTransport::~MpiTransport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+  if (owns_comm_ && comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
 }
 
 int MpiTransport::tag(ir::StepNo step, ir::Port port) const {
-  return static_cast<int>((static_cast<uint64_t>(step) * 4096 + port) % tag_mod_);
+  return static_cast<int>(((static_cast<uint64_t>(step) * 4096 + port) * slots_ + slot_) % tag_mod_);
 }
 
 Status MpiTransport::mpi_failed(int err, const char* what) {
@@ -152,7 +163,7 @@ Status MpiTransport::post_recv(ReqId id, const RecvDesc& d) {
                      });
 }
 
-Status MpiTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) {
+Status MpiTransport::gather(const ReqId* ids, size_t n, size_t* failed_index) {
   batch_.clear();
   owner_.clear();
   for (size_t i = 0; i < n; ++i) {
@@ -167,7 +178,32 @@ Status MpiTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) {
     }
   }
   statuses_.resize(batch_.size());
+  return Status::ok;
+}
+
+Status MpiTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) {
+  if (const Status st = gather(ids, n, failed_index); st != Status::ok) return st;
   const int err = MPI_Waitall(static_cast<int>(batch_.size()), batch_.data(), statuses_.data());
+  return complete(ids, n, err, "MPI_Waitall", failed_index);
+}
+
+Status MpiTransport::test(const ReqId* ids, size_t n, bool* done, size_t* failed_index) {
+  *done = false;
+  if (const Status st = gather(ids, n, failed_index); st != Status::ok) return st;
+  int flag = 0;
+  const int err = MPI_Testall(static_cast<int>(batch_.size()), batch_.data(), &flag, statuses_.data());
+  if (!flag && (err == MPI_SUCCESS || err == MPI_ERR_PENDING)) return Status::ok;  // all still outstanding
+  if (!flag && err != MPI_ERR_IN_STATUS) {
+    *failed_index = 0;
+    return mpi_failed(err, "MPI_Testall");
+  }
+  *done = true;
+  return complete(ids, n, err, "MPI_Testall", failed_index);
+}
+
+Status MpiTransport::complete(const ReqId* ids, size_t n, int err, const char* what, size_t* failed_index) {
+  // batch_ holds what MPI left of the requests: MPI_REQUEST_NULL for the
+  // completed ones, an active request only after an error.
   for (size_t i = 0; i < n; ++i) reqs_[ids[i]].clear();
   // A receive's chunks must add up to the plan's length, each chunk exactly
   // as long as the sender's (both cut at the same offsets).
@@ -183,7 +219,7 @@ Status MpiTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) {
           detail_ = fmt::format("the message is longer than the {} bytes the plan expects", want);
           return Status::size_mismatch;
         }
-        return mpi_failed(s.MPI_ERROR, "MPI_Waitall");
+        return mpi_failed(s.MPI_ERROR, what);
       }
       if (want >= 0) {
         int count = 0;
@@ -199,7 +235,7 @@ Status MpiTransport::wait(const ReqId* ids, size_t n, size_t* failed_index) {
   }
   if (err != MPI_SUCCESS && err != MPI_ERR_IN_STATUS) {
     *failed_index = 0;
-    return mpi_failed(err, "MPI_Waitall");
+    return mpi_failed(err, what);
   }
   return Status::ok;
 }

@@ -35,7 +35,9 @@
 // up to λ steps of messages are in flight, as the plan says. The tag is
 // (sent_at · 4096 + port) mod (MPI_TAG_UB + 1): messages that can be in
 // flight between two ranks at once have distinct tags as long as
-// λ · 4096 ≤ MPI_TAG_UB + 1 and ports < 4096; beyond that two messages may
+// λ · 4096 ≤ MPI_TAG_UB + 1 and ports < 4096 (transports sharing a
+// communicator multiply it by their number of slots and add their own, see
+// MpiTransport::Shared); beyond that two messages may
 // share a tag, and MPI's non-overtaking rule (both sides post in step order)
 // still matches them correctly. (Chunks: a length mismatch shows as a
 // shorter or truncated chunk only when both sides cut the same number of
@@ -74,6 +76,18 @@ class MpiTransport final : public Transport {
   // see "Messages" (chunk_bytes = 0: every message is one MPI message).
   explicit MpiTransport(MPI_Comm comm, uint32_t max_pieces = kDefaultMaxPieces,
                         size_t chunk_bytes = kDefaultChunkBytes);
+  // Several transports on one private communicator the caller made (and
+  // frees after them), e.g. one per outstanding non-blocking collective:
+  // transport `slot` of `slots` tags its messages
+  // ((step · 4096 + port) · slots + slot) mod (MPI_TAG_UB + 1), so messages
+  // of transports with different slots never match while the tags do not
+  // wrap (step · 4096 · slots ≤ MPI_TAG_UB). Not collective.
+  struct Shared {
+    MPI_Comm comm;
+    uint32_t slot, slots;
+  };
+  explicit MpiTransport(Shared shared, uint32_t max_pieces = kDefaultMaxPieces,
+                        size_t chunk_bytes = kDefaultChunkBytes);
   ~MpiTransport() override;
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
@@ -84,6 +98,7 @@ class MpiTransport final : public Transport {
   Status post_send(ReqId id, const SendDesc& d) override;
   Status post_recv(ReqId id, const RecvDesc& d) override;
   Status wait(const ReqId* ids, size_t n, size_t* failed_index) override;
+  Status test(const ReqId* ids, size_t n, bool* done, size_t* failed_index) override;
   Status end() override;
   void abandon() override;
   std::string error_detail() const override { return detail_; }
@@ -99,7 +114,13 @@ class MpiTransport final : public Transport {
 
  private:
   int tag(ir::StepNo step, ir::Port port) const;
+  void query_comm();  // rank, size and tag bound of comm_
   Status mpi_failed(int err, const char* what);
+  // wait() and test(): gather the requests of ids into batch_.
+  Status gather(const ReqId* ids, size_t n, size_t* failed_index);
+  // After MPI_Waitall / a successful MPI_Testall over batch_: release ids
+  // and check every status and length.
+  Status complete(const ReqId* ids, size_t n, int err, const char* what, size_t* failed_index);
   // A free request id and a length MPI can carry, or Status::failed.
   Status check_post(ReqId id, size_t bytes);
   // One hindexed datatype of MPI_BYTE over the pieces, displacements
@@ -110,6 +131,8 @@ class MpiTransport final : public Transport {
   Status post_chunks(ReqId id, void* data, size_t bytes, const Piece* pieces, uint32_t np, Post post);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  bool owns_comm_ = true;
+  uint32_t slot_ = 0, slots_ = 1;
   int rank_ = 0, size_ = 0;
   uint64_t tag_mod_ = 32768;
   uint32_t max_pieces_ = kDefaultMaxPieces;

@@ -339,6 +339,63 @@ TEST_CASE("op program: a double allreduce of random doubles gives the same bits 
   }
 }
 
+TEST_CASE("op program: start and progress (non-blocking) give run()'s bits; misuse is a UserError", "[op_program]") {
+  const ir::Plan plan = plan_of({OpKind::Allreduce, "reduce-scatter-allgather", 6, 1, 6, 1});
+  const uint32_t K = 6;
+  const size_t count = 301;
+  const rt::UserOp op{rt::reduce_kernel(ReduceOp::sum, ElemType::f64), nullptr, sizeof(double)};
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<std::vector<double>>> in(K);
+  for (uint32_t r = 0; r < K; ++r) {
+    in[r].resize(plan.ranks[r].inputs.size());
+    for (auto& v : in[r]) {
+      v.resize(count);
+      for (double& x : v) x = std::ldexp(static_cast<double>(rng() % 1000000), static_cast<int>(rng() % 40) - 20);
+    }
+  }
+  for (Net net : {Net::threads, Net::tcp}) {
+    INFO(net_name(net));
+    std::vector<std::vector<std::vector<double>>> blocking(K), started(K);
+    std::vector<long> passes(K, 0);
+    std::vector<int> misuse(K, 0);
+    std::barrier<> sync(K);
+    const auto errors = on_world(plan, net, [&](ir::Rank r, rt::OpProgram& prog, rt::Transport& tr) {
+      auto pieces = [&](std::vector<std::vector<double>>& out, std::vector<InPiece>& ip, std::vector<OutPiece>& opc) {
+        out.assign(prog.num_outputs(), std::vector<double>(count, -1));
+        for (auto& v : in[r]) ip.push_back({v.data(), count * sizeof(double)});
+        for (auto& v : out) opc.push_back({v.data(), count * sizeof(double)});
+      };
+      std::vector<InPiece> ip1, ip2;
+      std::vector<OutPiece> op1, op2;
+      pieces(blocking[r], ip1, op1);
+      pieces(started[r], ip2, op2);
+      try {
+        prog.progress();
+      } catch (const UserError& e) {
+        if (std::string(e.what()).find("without a replay in progress") != std::string::npos) ++misuse[r];
+      }
+      prog.run(tr, op, count, ip1.data(), op1.data());
+      sync.arrive_and_wait();
+      prog.start(tr, op, count, ip2.data(), op2.data());
+      try {
+        prog.start(tr, op, count, ip2.data(), op2.data());
+      } catch (const UserError& e) {
+        if (std::string(e.what()).find("still in progress") != std::string::npos) ++misuse[r];
+      }
+      if (!prog.running()) return;
+      while (!prog.progress()) ++passes[r];
+      if (prog.running()) throw UserError("still running after progress() returned true");
+    }, &sync);
+    REQUIRE(joined(errors).empty());
+    for (uint32_t r = 0; r < K; ++r) {
+      CHECK(misuse[r] == 2);
+      REQUIRE(started[r].size() == blocking[r].size());
+      for (size_t j = 0; j < started[r].size(); ++j)
+        CHECK(std::memcmp(started[r][j].data(), blocking[r][j].data(), count * sizeof(double)) == 0);
+    }
+  }
+}
+
 TEST_CASE("op program: bad arguments and plans are UserErrors naming the value", "[op_program]") {
   const ir::Plan reduce = plan_of({OpKind::Allreduce, "dissemination-allreduce", 4, 1, 1, 1});
   const ir::Plan bcast = plan_of({OpKind::Broadcast, "tree-broadcast", 4, 1, 1, 1});

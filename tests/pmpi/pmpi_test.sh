@@ -7,6 +7,7 @@
 #   - the same linked instead of preloaded;
 #   - MPI_Allreduce of random doubles: identical bits on every rank and in
 #     20 runs (K = 4, 8, 16);
+#   - the non-blocking calls (np 4, 5), and COLLPLAN_NONBLOCKING=0;
 #   - bad configurations (no set, a corrupt index, a missing plan, a plan of
 #     another size, a damaged plan file): one clear message, every call
 #     falls back, results still right, no hang.
@@ -52,6 +53,23 @@ for np in 4 8 16; do
   grep -q "pmpi_check: OK ($((40 * np)) checks)" <<<"$out" || fail "repro np $np: $out"
   grep -q "^collplan:   allreduce: served 20," <<<"$out" || fail "repro np $np: the 20 allreduces were not served: $out"
 done
+
+# Non-blocking calls: served, against PMPI_'s blocking results, many pending,
+# mixed with blocking calls; and sent to MPI with COLLPLAN_NONBLOCKING=0.
+for np in 4 5; do
+  out=$(COLLPLAN_PLANS="$set_dir" LD_PRELOAD="$LIB" run $np COLLPLAN_PLANS LD_PRELOAD COLLPLAN_REPORT -- "$CHECK" nbc) \
+    || fail "nbc np $np: $out"
+  grep -q "pmpi_check: OK" <<<"$out" || fail "nbc np $np: $out"
+  for op in iallreduce ireduce ibroadcast iallgather iallgatherv ireduce-scatter iscan iexscan; do
+    grep -q "^collplan:   $op: served [1-9]" <<<"$out" || fail "nbc np $np: no $op call served: $out"
+  done
+  echo "nbc np $np: $(grep "^collplan: served" <<<"$out")"
+done
+out=$(COLLPLAN_PLANS="$set_dir" COLLPLAN_NONBLOCKING=0 LD_PRELOAD="$LIB" \
+      run 4 COLLPLAN_PLANS COLLPLAN_NONBLOCKING LD_PRELOAD COLLPLAN_REPORT -- "$CHECK" nbc) || fail "nbc off: $out"
+grep -q "pmpi_check: OK" <<<"$out" || fail "nbc off: $out"
+grep -q "^collplan:   iallreduce: served 0, fell back [1-9][0-9]*; [0-9]* x non-blocking calls go to MPI" <<<"$out" \
+  || fail "nbc off: non-blocking calls were served: $out"
 
 # Bad configurations: one message (the first failing rank's), all calls to MPI.
 bad() {  # bad NAME DIR EXPECTED-MESSAGE
