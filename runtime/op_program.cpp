@@ -94,6 +94,18 @@ struct OpProgram::Impl {
   std::vector<uint32_t> area_rows;  // rows per area
   std::vector<size_t> area_off;     // byte offset per area (for the current row)
   std::vector<uint32_t> inputs, outputs;  // slot ids
+  // Inputs read in place (start()'s borrow): an input slot that nothing
+  // writes can be read straight from the caller's buffer when that is a
+  // whole, aligned row; these are the pointers that then change.
+  struct PtrRef {
+    uint32_t index;  // into code (pa or pb) or sends (data)
+    uint8_t what;    // 0: code[index].pa, 1: code[index].pb, 2: sends[index].data
+  };
+  std::vector<uint8_t> input_read_only;
+  std::vector<std::vector<PtrRef>> input_refs;  // per input
+  std::vector<int32_t> input_of_slot;           // slot -> input index, or −1
+  std::vector<const std::byte*> input_at;       // per input: where it is read this run
+  size_t read_in_place = 0;                     // inputs read in place by the last start()
   std::vector<uint8_t> out_none;
   std::vector<Instr> code;
   std::vector<StepCode> steps;
@@ -340,6 +352,24 @@ struct OpProgram::Impl {
       steps.push_back(sc);
     }
     area_off.assign(area_rows.size(), 0);
+
+    input_of_slot.assign(num_slots, -1);
+    input_read_only.assign(inputs.size(), 0);
+    input_refs.assign(inputs.size(), {});
+    input_at.assign(inputs.size(), nullptr);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      input_of_slot[inputs[i]] = static_cast<int32_t>(i);
+      input_read_only[i] = writes[inputs[i]].empty();
+    }
+    auto ref = [&](Loc l, uint32_t index, uint8_t what) {
+      if (l.area < num_slots && input_of_slot[l.area] >= 0)
+        input_refs[static_cast<size_t>(input_of_slot[l.area])].push_back({index, what});
+    };
+    for (uint32_t i = 0; i < code.size(); ++i) {
+      if (code[i].kind != Instr::zero) ref(code[i].a, i, 0);
+      if (code[i].kind == Instr::apply) ref(code[i].b, i, 1);
+    }
+    for (uint32_t i = 0; i < send_place.size(); ++i) ref(send_place[i].loc, i, 2);
   }
 
   // Sizes the storage for rows of `bytes` and points every instruction and
@@ -462,13 +492,28 @@ struct OpProgram::Impl {
     bool on = false;
   } live;
 
-  void start(Transport& tr, const UserOp& op, size_t count, const InPiece* in, const OutPiece* out) {
+  void start(Transport& tr, const UserOp& op, size_t count, const InPiece* in, const OutPiece* out, bool borrow) {
     if (live.on) user_error("rank {}: a replay of this program is still in progress (one at a time)", rank);
     check_args(op, count, in, out);
     layout(count * op.elem_size);
-    // Every input in before any output is written: inputs may alias outputs.
+    // Every input in before any output is written (outputs are written
+    // after the last step), so inputs may alias outputs (MPI_IN_PLACE).
+    read_in_place = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
+      const auto* src = static_cast<const std::byte*>(in[i].data);
+      const bool in_place = borrow && input_read_only[i] && in[i].bytes == row &&
+                            reinterpret_cast<uintptr_t>(src) % alignof(std::max_align_t) == 0;
       std::byte* dst = slot_row(inputs[i]);
+      input_at[i] = in_place ? src : dst;
+      for (const PtrRef& r : input_refs[i]) {
+        if (r.what == 0) code[r.index].pa = input_at[i];
+        else if (r.what == 1) code[r.index].pb = input_at[i];
+        else sends[r.index].data = input_at[i];
+      }
+      if (in_place) {
+        ++read_in_place;
+        continue;
+      }
       if (in[i].bytes) std::memcpy(dst, in[i].data, in[i].bytes);
       std::memset(dst + in[i].bytes, 0, row - in[i].bytes);
     }
@@ -526,8 +571,12 @@ struct OpProgram::Impl {
       throw;
     }
     live.on = false;
-    for (size_t j = 0; j < outputs.size(); ++j)
-      if (!out_none[j] && live.out[j].bytes) std::memcpy(live.out[j].data, slot_row(outputs[j]), live.out[j].bytes);
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      if (out_none[j] || !live.out[j].bytes) continue;
+      const int32_t i = input_of_slot[outputs[j]];
+      const std::byte* from = i >= 0 ? input_at[static_cast<size_t>(i)] : slot_row(outputs[j]);
+      std::memmove(live.out[j].data, from, live.out[j].bytes);  // may be the same buffer (in place)
+    }
     return true;
   }
 
@@ -550,7 +599,7 @@ struct OpProgram::Impl {
   }
 
   void run(Transport& tr, const UserOp& op, size_t count, const InPiece* in, const OutPiece* out) {
-    start(tr, op, count, in, out);
+    start(tr, op, count, in, out, true);  // the inputs outlive the call
     advance(true);
   }
 };
@@ -579,8 +628,9 @@ void OpProgram::run(Transport& tr, const UserOp& op, size_t count, const InPiece
   impl_->run(tr, op, count, inputs, outputs);
 }
 
-void OpProgram::start(Transport& tr, const UserOp& op, size_t count, const InPiece* inputs, const OutPiece* outputs) {
-  impl_->start(tr, op, count, inputs, outputs);
+void OpProgram::start(Transport& tr, const UserOp& op, size_t count, const InPiece* inputs, const OutPiece* outputs,
+                      Inputs mode) {
+  impl_->start(tr, op, count, inputs, outputs, mode == Inputs::borrow);
 }
 
 bool OpProgram::progress() {
@@ -589,6 +639,7 @@ bool OpProgram::progress() {
 }
 
 bool OpProgram::running() const { return impl_->live.on; }
+size_t OpProgram::inputs_read_in_place() const { return impl_->read_in_place; }
 
 size_t OpProgram::num_inputs() const { return impl_->inputs.size(); }
 size_t OpProgram::num_outputs() const { return impl_->outputs.size(); }

@@ -83,8 +83,10 @@ class OpProgram {
   // inputs: num_inputs() pieces, outputs: num_outputs() pieces. op.fn may be
   // null when the program has no combination of two or more terms (a
   // broadcast, an allgather); with such a combination it is a UserError.
-  // Inputs are all copied in before any output is written, so an input may
-  // alias an output (MPI_IN_PLACE). An output whose value is "no value" is
+  // Inputs are all read in (copied, or read in place where the program
+  // never overwrites them and the piece is a whole row aligned to
+  // max_align_t) before any output is written, so an input may alias an
+  // output (MPI_IN_PLACE). An output whose value is "no value" is
   // left untouched: an empty combination is none, a one-term copy passes on
   // what its term holds, and received data and inputs are values (decided
   // from this program alone; e.g. item 0 of an exclusive scan). Bad
@@ -100,9 +102,12 @@ class OpProgram {
            const OutPiece* outputs, size_t num_outputs);
 
   // Non-blocking replay (for MPI_Iallreduce and its kin): start() does what
-  // run() does before the first step (the same checks and errors; inputs
-  // copied in, so the caller may reuse them at once), posts the first
-  // step's messages and returns without waiting for any;
+  // run() does before the first step (the same checks and errors; with
+  // Inputs::copy the inputs are copied in, so the caller may reuse them at
+  // once; with Inputs::borrow, as run() does, an input the program never
+  // overwrites may be read from the caller's buffer instead, which must
+  // then stay unchanged until the end), posts the first step's messages and
+  // returns without waiting for any;
   // progress() then runs the steps whose messages have arrived, never
   // blocking (Transport::test), and returns true when the replay is over
   // and the outputs are written. Until then the output buffers, the
@@ -110,9 +115,14 @@ class OpProgram {
   // A failure throws from progress() as from run() and ends the replay.
   // One replay at a time per OpProgram: start() while one is running, or
   // progress() with none, is a UserError.
-  void start(Transport& tr, const UserOp& op, size_t count, const InPiece* inputs, const OutPiece* outputs);
+  enum class Inputs { copy, borrow };
+  void start(Transport& tr, const UserOp& op, size_t count, const InPiece* inputs, const OutPiece* outputs,
+             Inputs mode = Inputs::copy);
   bool progress();
   bool running() const;
+  // How many inputs the last run() or start() read in place (the rest were
+  // copied in).
+  size_t inputs_read_in_place() const;
 
   size_t num_inputs() const;
   size_t num_outputs() const;

@@ -719,7 +719,9 @@ struct Call {
     rt::UserOp copy_only;
     copy_only.elem_size = 1;
     try {
-      n->prog->start(*n->rot, uop ? *uop : copy_only, row_elems, in.data(), out.data());
+      // MPI keeps the send buffer unchanged until the call completes: the
+      // replay may read its inputs there instead of copying them.
+      n->prog->start(*n->rot, uop ? *uop : copy_only, row_elems, in.data(), out.data(), rt::OpProgram::Inputs::borrow);
     } catch (const std::exception& err) {
       say(fmt::format("rank {}: starting plan \"{}\" failed: {}", st.rank, e.name, err.what()));
       PMPI_Abort(comm, 1);
