@@ -25,11 +25,14 @@
 //             elements of ℓ bytes, n = 2) vs MPI_Allgatherv;
 //   allg      circulant-allgather and dissemination-allgather vs
 //             MPI_Allgather (ℓ bytes per rank);
-//   allred    circulant-allreduce (latency-optimal) and reduce-scatter-
-//             allgather (bandwidth-optimal, n = K chunks) vs
-//             MPI_Allreduce(MPI_BXOR) of ℓ bytes;
+//   allred    circulant-allreduce and dissemination-allreduce (latency-
+//             optimal) and reduce-scatter-allgather (bandwidth-optimal,
+//             n = K chunks) vs MPI_Allreduce(MPI_BXOR) of ℓ bytes;
 //   redscat   circulant- and dissemination-reduce-scatter vs
-//             MPI_Reduce_scatter_block(MPI_BXOR), ℓ bytes per block.
+//             MPI_Reduce_scatter_block(MPI_BXOR), ℓ bytes per block;
+//   reduce    tree-reduce (n = 1), circulant-reduce and pipelined-reduce
+//             (n = 4) vs MPI_Reduce(MPI_BXOR) to rank 0;
+//   scan      postal-prefix (inclusive) vs MPI_Scan(MPI_BXOR).
 // Beside each time: C1, bytes sent by the busiest rank (C2·ℓ for the plan;
 // for the baselines what each algorithm must send at least, (K−1)·ℓ), and the
 // modeled time α·C1 + β·bytes with α, β from a ping-pong between ranks 0 and
@@ -201,8 +204,8 @@ void report(const char* what, size_t len, const std::vector<Method>& ms, double 
     uint64_t mine[2] = {st.staged_bytes, st.delivered_bytes}, most[2] = {0, 0};
     MPI_Reduce(mine, most, 2, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     char b[96];
-    std::snprintf(b, sizeof b, "  engine copies: %.0f KiB staged, %.0f KiB delivered", most[0] / 1024.0,
-                  most[1] / 1024.0);
+    std::snprintf(b, sizeof b, "  engine copies: %llu bytes staged, %llu bytes delivered",
+                  static_cast<unsigned long long>(most[0]), static_cast<unsigned long long>(most[1]));
     copies[i] = b;
   }
   if (g_rank != 0) return;
@@ -405,7 +408,8 @@ void bench_allgatherv(size_t len, int reps, double alpha, double beta) {
 // Allgather: circulant-allgather and dissemination-allgather (n = 1, ℓ bytes
 // per rank) vs MPI_Allgather. Allreduce of ℓ bytes vs
 // MPI_Allreduce(MPI_BXOR) (GF(2^8) addition is XOR): the latency-optimal
-// circulant-allreduce (n = 1, the whole vector per message) and the
+// circulant- and dissemination-allreduce (n = 1, the whole vector per
+// message) and the
 // bandwidth-optimal reduce-scatter-allgather (n = K chunks of ⌈ℓ/K⌉ bytes,
 // ℓ padded to K⌈ℓ/K⌉ and ℓ bytes compared).
 void bench_allgather_allreduce(size_t len, int reps, double alpha, double beta) {
@@ -442,8 +446,8 @@ void bench_allgather_allreduce(size_t len, int reps, double alpha, double beta) 
   {
     std::vector<Method> ms;
     std::vector<std::unique_ptr<PlanRun>> runs;
-    fill(add_plan(ms, runs, "circulant-allreduce", spec_of(OpKind::Allreduce, 1), "circulant-allreduce", len).in,
-         len);
+    for (const char* alg : {"circulant-allreduce", "dissemination-allreduce"})
+      fill(add_plan(ms, runs, alg, spec_of(OpKind::Allreduce, 1), alg, len).in, len);
     const size_t chunk = (len + K - 1) / K;
     PlanRun& rsag = add_plan(ms, runs, "reduce-scatter-allgather n=K", spec_of(OpKind::Allreduce, K),
                              "reduce-scatter-allgather", chunk);
@@ -490,6 +494,60 @@ void bench_reduce_scatter(size_t len, int reps, double alpha, double beta) {
   measure_and_report("redscat", len, ms, reps, alpha, beta, "MPI_Reduce_scatter_block");
 }
 
+// Reduce of ℓ bytes to rank 0 vs MPI_Reduce(MPI_BXOR): tree-reduce (n = 1),
+// circulant-reduce and pipelined-reduce (n = 4 each: fixed, unlike the
+// broadcasts' model choice, which follows the ping-pong and so moves
+// between runs on a loaded machine, leaving no figure to take a median of).
+// A length n does not divide is padded to n·⌈ℓ/n⌉; ℓ bytes are compared.
+void bench_reduce(size_t len, int reps, double alpha, double beta) {
+  const uint32_t K = static_cast<uint32_t>(g_size);
+  std::vector<Method> ms;
+  std::vector<std::unique_ptr<PlanRun>> runs;
+  auto add = [&](const std::string& algorithm, uint32_t blocks) {
+    Spec s = bench::broadcast_spec(K, blocks);
+    s.op = OpKind::Reduce;
+    const size_t blk = (len + blocks - 1) / blocks;
+    PlanRun& r = add_plan(ms, runs, algorithm + " n=" + std::to_string(blocks), s, algorithm, blk);
+    for (size_t i = 0; i < len; ++i) r.in[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
+  };
+  add("tree-reduce", 1);
+  add("circulant-reduce", 4);
+  add("pipelined-reduce", 4);
+  std::vector<unsigned char> b(len);
+  ms.push_back({"mpi reduce bxor", [&] {
+                  MPI_Reduce(runs[0]->in.data(), b.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR, 0,
+                             MPI_COMM_WORLD);
+                },
+                static_cast<uint32_t>(std::ceil(std::log2(K))), static_cast<double>(len), {}});
+  for (auto& m : ms) m.run();
+  bool ok = true;
+  if (g_rank == 0)
+    for (const auto& r : runs) ok = ok && std::equal(b.begin(), b.end(), r->out.begin());
+  require_all(ok, "reduce", len);
+  measure_and_report("reduce", len, ms, reps, alpha, beta, "MPI_Reduce");
+}
+
+// Inclusive scan of ℓ bytes vs MPI_Scan(MPI_BXOR): postal-prefix (λ = 1,
+// ⌈log2 K⌉ steps), rank k gets the XOR of ranks 0..k's vectors.
+void bench_scan(size_t len, int reps, double alpha, double beta) {
+  Spec s;
+  s.op = OpKind::Prefix;
+  s.K = static_cast<uint32_t>(g_size);
+  s.field = Field::gf256();
+  std::vector<Method> ms;
+  std::vector<std::unique_ptr<PlanRun>> runs;
+  PlanRun& r = add_plan(ms, runs, "postal-prefix", s, "postal-prefix", len);
+  for (size_t i = 0; i < len; ++i) r.in[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
+  std::vector<unsigned char> b(len);
+  ms.push_back({"mpi scan bxor", [&] {
+                  MPI_Scan(r.in.data(), b.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD);
+                },
+                static_cast<uint32_t>(std::ceil(std::log2(g_size))), static_cast<double>(len), {}});
+  for (auto& m : ms) m.run();
+  require_all(r.out == b, "scan", len);
+  measure_and_report("scan", len, ms, reps, alpha, beta, "MPI_Scan");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -498,10 +556,23 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   // bench_mpi [reps] [len,len,...] [group,group,...]
   // Groups (default all): encode, bcast, allgv, allg (allgather and
-  // allreduce), redscat (reduce-scatter): fewer groups, more repetitions in
-  // the same time.
-  const std::string groups = argc > 3 ? std::string(",") + argv[3] + "," : ",encode,bcast,allgv,allg,redscat,";
+  // allreduce), redscat (reduce-scatter), reduce, scan: fewer groups, more
+  // repetitions in the same time.
+  const std::string groups =
+      argc > 3 ? std::string(",") + argv[3] + "," : ",encode,bcast,allgv,allg,redscat,reduce,scan,";
   auto want = [&](const char* g) { return groups.find(std::string(",") + g + ",") != std::string::npos; };
+  for (size_t b = 1, e; b < groups.size(); b = e + 1) {
+    e = groups.find(',', b);
+    const std::string g = groups.substr(b, e - b);
+    if (g != "encode" && g != "bcast" && g != "allgv" && g != "allg" && g != "redscat" && g != "reduce" &&
+        g != "scan") {
+      if (g_rank == 0)
+        std::fprintf(stderr, "bench_mpi: unknown group '%s' (valid: encode, bcast, allgv, allg, redscat, reduce, scan)\n",
+                     g.c_str());
+      MPI_Finalize();
+      return 2;
+    }
+  }
   const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
   std::vector<size_t> lens = {1024, 65536, 1 << 20};
   if (argc > 2) {
@@ -532,6 +603,10 @@ int main(int argc, char** argv) {
       for (size_t len : lens) bench_allgather_allreduce(len, reps, alpha, beta);
     if (want("redscat"))
       for (size_t len : lens) bench_reduce_scatter(len, reps, alpha, beta);
+    if (want("reduce"))
+      for (size_t len : lens) bench_reduce(len, reps, alpha, beta);
+    if (want("scan"))
+      for (size_t len : lens) bench_scan(len, reps, alpha, beta);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mpi: rank %d: %s\n", g_rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 3);

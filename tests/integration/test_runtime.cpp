@@ -619,6 +619,49 @@ TEST_CASE("runtime: the engine counts its own copies and the bytes delivered", "
   }
 }
 
+// The copy figures of a plan that stages with zero copy on (postal_plan,
+// λ = 3), by hand, in rows of ℓ elements:
+//   rank 0: its step-1 message [s0, s1] and step-2 message [s0] are staged
+//     (s0 is overwritten in step 2 while both are in flight): 3 rows. The
+//     plan's copies: input s0 into output 0's buffer, the first terms of
+//     s2 := s0 + s1 and s6 := s5 + s0 (3 rows; s3 := 5·s1 and
+//     s0 := 3·s0 + s1 are multiplies). Delivered: 1 row.
+//   rank 1: input s0 is received into in step 4, so it is copied into the
+//     arena (1 row), and that message lands in staging because step 3's op
+//     still reads s0 while it may land (1 row): 2 rows. The plan's copies:
+//     s3 := s0 + s1's first term (s4 := s0 + 2·s3 is one dot-product
+//     call). Delivered: 2 + 1 rows.
+//   rank 2: input s3 is read in place, the payload 7·s3 is a multiply into
+//     staging (a kernel, not a copy), the step-5 message lands in output
+//     buffers s0, s1 in pieces: 0 rows. The plan's copies: s2 := s0 + s1's
+//     first term. Delivered: 2 rows.
+// Threads take a message in any number of pieces, so nothing is gathered.
+TEST_CASE("runtime: the copy figures of a plan that stages are exact", "[runtime]") {
+  const Field f = Field::prime(65537);
+  const Plan plan = postal_plan(f);
+  const size_t len = 1000;
+  const uint64_t row = len * f.elem_bytes();
+  const RankVecs in = random_inputs(plan, len, 9);
+  Buffers buf(plan, len, in);
+  rt::ThreadsRunner runner(plan);
+  for (int run = 0; run < 2; ++run) {  // the figures are per run, not summed over runs
+    runner.run(len, buf.in_ptr, buf.out_ptr);
+    CHECK(buf.outputs(f.elem_bytes()) == run_engine(plan, len, in, rt::EngineOptions{false, true}));
+    const rt::Engine::Stats& s0 = runner.engine(0).stats();
+    const rt::Engine::Stats& s1 = runner.engine(1).stats();
+    const rt::Engine::Stats& s2 = runner.engine(2).stats();
+    CHECK(s0.staged_bytes == 3 * row);
+    CHECK(s0.delivered_bytes == 1 * row);
+    CHECK(s1.staged_bytes == 2 * row);
+    CHECK(s1.delivered_bytes == 3 * row);
+    CHECK(s2.staged_bytes == 0);
+    CHECK(s2.delivered_bytes == 2 * row);
+    CHECK(s0.op_copy_bytes == 3 * row);
+    CHECK(s1.op_copy_bytes == 1 * row);
+    CHECK(s2.op_copy_bytes == 1 * row);
+  }
+}
+
 TEST_CASE("runtime: the round loop does not allocate", "[runtime]") {
   // Self-check: is our counting operator new the one in use?
   g_allocs = 0;

@@ -407,18 +407,30 @@ int main(int argc, char** argv) {
     // plain collectives, p = 1 and 2, through mpi::Collective (outputs back
     // to back, messages in pieces up to the transport's limit) copies
     // nothing of its own: inputs read in place, messages sent from and
-    // received into their slots (docs/runtime.md, "Zero copy").
-    size_t zero_staged_plans = 0;
-    for (OpKind op : {OpKind::Allgather, OpKind::Allgatherv, OpKind::Broadcast, OpKind::Reduce, OpKind::Allreduce,
-                      OpKind::ReduceScatter})
+    // received into their slots (docs/runtime.md, "Zero copy"). Prefix
+    // three ways: inclusive, exclusive, and blocks of items (counts).
+    size_t zero_staged_plans = 0, prefix_staged_plans = 0;
+    enum class Prefix { none, inclusive, exclusive, counts };
+    for (const auto& [op, prefix] :
+         {std::pair{OpKind::Allgather, Prefix::none}, std::pair{OpKind::Allgatherv, Prefix::none},
+          std::pair{OpKind::Broadcast, Prefix::none}, std::pair{OpKind::Reduce, Prefix::none},
+          std::pair{OpKind::Allreduce, Prefix::none}, std::pair{OpKind::ReduceScatter, Prefix::none},
+          std::pair{OpKind::Prefix, Prefix::inclusive}, std::pair{OpKind::Prefix, Prefix::exclusive},
+          std::pair{OpKind::Prefix, Prefix::counts}})
       for (uint32_t p : {1u, 2u}) {
         Spec s;
         s.op = op;
         s.K = K;
         s.p = p;
         s.field = Field::gf256();
-        s.blocks = 4;
-        s.root = K / 2;
+        if (op == OpKind::Prefix) {
+          s.exclusive = prefix == Prefix::exclusive;
+          if (prefix == Prefix::counts)
+            for (uint32_t r = 0; r < K; ++r) s.counts.push_back(1 + r % 3);
+        } else {
+          s.blocks = 4;
+          s.root = K / 2;
+        }
         if (op == OpKind::Allgatherv)
           for (uint32_t r = 0; r < K; ++r) s.counts.push_back((r * 5 + 2) % 4);
         for (const gen::Candidate& c : gen::candidates(s, passes::CostModel{})) {
@@ -430,14 +442,17 @@ int main(int argc, char** argv) {
           coll.run(send.data(), recv.data(), len);
           ++g_checks;
           ++zero_staged_plans;
+          if (op == OpKind::Prefix) ++prefix_staged_plans;
           const uint64_t staged = coll.engine().stats().staged_bytes;
           if (staged != 0)
-            fail(fmt::format("{} p={} {}: the engine staged {} bytes (expected none)", op_name(op), p,
-                             c.generator->name, staged));
+            fail(fmt::format("{} p={} {}{}: the engine staged {} bytes (expected none)", op_name(op), p,
+                             c.generator->name, s.exclusive ? " exclusive" : s.counts.empty() ? "" : " counts",
+                             staged));
         }
       }
     ++g_checks;
-    if (zero_staged_plans < 12) fail(fmt::format("only {} plans checked for staging", zero_staged_plans));
+    if (zero_staged_plans < 30 || prefix_staged_plans < 6)
+      fail(fmt::format("only {} plans ({} prefix) checked for staging", zero_staged_plans, prefix_staged_plans));
 
     // OpProgram over MPI with MPI_SUM's kernel, against MPI itself.
     auto plain = [&](OpKind op, const char* algorithm, uint32_t p, uint32_t n) {
