@@ -1,5 +1,7 @@
 """Allreduce / Allgather / Bcast / Scan / Exscan / Reduce of numpy arrays
-through mpi4py, each result checked against a local computation: every
+through mpi4py, and the non-blocking Iallreduce / Ibcast / Iallgather /
+Iscan (several pending at once, completed by Waitall or a Test loop), each
+result checked against a local computation: every
 rank's data is a function of its rank, so every rank can compute every
 result itself. Prints "mpi4py_check: OK (<n> checks)" on rank 0.
 Run under mpiexec with or without libcollplan_pmpi preloaded."""
@@ -64,6 +66,28 @@ for n in (1, 7, 1000, 100003):
             buf = mine.copy() if rank == root else np.zeros_like(mine)
             comm.Bcast(buf, root=root)
             check(f"Bcast {dtype.__name__} n={n} root={root}", buf, alls[root], 0)
+
+# Non-blocking: four calls pending at once, then Waitall; and a Test loop.
+for n in (7, 100003):
+    for dtype in (np.int64, np.float64):
+        exact = np.issubdtype(dtype, np.integer)
+        tol = 0 if exact else 1e-12
+        mine = data(rank, n, dtype, n + 1)
+        alls = [data(r, n, dtype, n + 1) for r in range(size)]
+        red, scan = np.empty_like(mine), np.empty_like(mine)
+        gathered = np.empty((size, n), dtype=dtype)
+        buf = mine.copy() if rank == 0 else np.zeros_like(mine)
+        reqs = [comm.Iallreduce(mine, red, op=MPI.SUM), comm.Ibcast(buf, root=0),
+                comm.Iallgather(mine, gathered), comm.Iscan(mine, scan, op=MPI.SUM)]
+        MPI.Request.Waitall(reqs)
+        check(f"Iallreduce SUM {dtype.__name__} n={n}", red, np.sum(np.array(alls), axis=0), tol)
+        check(f"Ibcast {dtype.__name__} n={n}", buf, alls[0], 0)
+        check(f"Iallgather {dtype.__name__} n={n}", gathered, np.array(alls), 0)
+        check(f"Iscan SUM {dtype.__name__} n={n}", scan, np.sum(np.array(alls[: rank + 1]), axis=0), tol)
+        req = comm.Iallreduce(mine, red, op=MPI.MAX)
+        while not req.Test():
+            pass
+        check(f"Iallreduce MAX by Test {dtype.__name__} n={n}", red, np.max(np.array(alls), axis=0), 0)
 
 for f in failures[:20]:
     print("mpi4py_check:", f, file=sys.stderr)

@@ -72,6 +72,9 @@ if /usr/bin/python3 -c "import mpi4py, numpy" 2>/dev/null; then
   with -n 4 /usr/bin/python3 "$here/mpi4py_check.py" > py-lib.log 2>&1 || fail "mpi4py with the library: $(cat py-lib.log)"
   grep -q "mpi4py_check: OK" py-lib.log || fail "mpi4py: $(cat py-lib.log)"
   grep -q "^collplan: served [1-9]" py-lib.log || fail "mpi4py: no call served: $(cat py-lib.log)"
+  for op in iallreduce ibroadcast iallgather iscan; do
+    grep -q "^collplan:   $op: served [1-9]" py-lib.log || fail "mpi4py: no $op served: $(cat py-lib.log)"
+  done
   echo "mpi4py: $(grep mpi4py_check py-lib.log); $(served_line py-lib.log)"
   grep "^collplan:   " py-lib.log
 else
