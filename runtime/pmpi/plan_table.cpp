@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -50,6 +51,32 @@ bool get_bool(const json& o, const char* key, const std::string& where) {
 
 bool is_reduction(CallOp op) { return op != CallOp::broadcast && op != CallOp::allgather; }
 
+double get_time(const json& o, const char* key, const std::string& where) {
+  const json& v = field(o, key, where);
+  if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+    user_error("{}: \"{}\" must be a time in microseconds (a number >= 0), it is {}", where, key, v.dump());
+  return v.get<double>();
+}
+
+// A row's "measured" list: one entry per ladder size inside the row.
+std::vector<Measured> parse_measured(const json& m, const TableRow& row, const std::string& where) {
+  if (!m.is_array()) user_error("{}: \"measured\" must be an array of sizes, it is {}", where, m.type_name());
+  std::vector<Measured> out;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const std::string w = fmt::format("{}: measured[{}]", where, i);
+    const json& e = m[i];
+    if (!e.is_object()) user_error("{} must be an object, it is {}", w, e.type_name());
+    Measured x;
+    x.bytes = get_uint(e, "bytes", w, row.lo, row.hi);
+    x.mpi_us = get_time(e, "mpi_us", w);
+    if (e.contains("plan_us")) x.plan_us = get_time(e, "plan_us", w);
+    if (e.contains("best")) x.best = get_string(e, "best", w);
+    if (e.contains("type")) x.type = get_string(e, "type", w);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* call_op_name(CallOp op) { return kOpNames[static_cast<int>(op)]; }
@@ -65,6 +92,12 @@ const TableRow* PlanTable::find(CallOp op, uint32_t K, uint64_t bytes) const {
   for (const TableRow& r : rows)
     if (r.op == op && r.K == K && r.lo <= bytes && bytes <= r.hi) return &r;
   return nullptr;
+}
+
+bool PlanTable::is_tuned(CallOp op, uint32_t K) const {
+  for (const Tuned& t : tuned)
+    if (t.op == op && t.K == K) return true;
+  return false;
 }
 
 const TableRow* PlanTable::select(CallOp op, uint32_t K, uint64_t bytes, const Needs& needs, int* skipped) const {
@@ -157,7 +190,26 @@ PlanTable parse_plan_table(const std::string& text, const std::string& path, con
                    call_op_name(e.op), e.K, call_op_name(row.op), row.K);
       row.plan = it->second;
     }
+    t.measured.push_back(r.contains("measured") ? parse_measured(r["measured"], row, where) : std::vector<Measured>{});
     t.rows.push_back(row);
+  }
+  // "tuned": false (plan-set's) or the list of what was measured.
+  if (j.contains("tuned") && !(j["tuned"].is_boolean() && !j["tuned"].get<bool>())) {
+    const json& tu = j["tuned"];
+    if (!tu.is_array())
+      user_error("{}: \"tuned\" must be false or a list of {{\"op\", \"K\"}}, it is {}", path, tu.dump());
+    for (size_t i = 0; i < tu.size(); ++i) {
+      const std::string where = fmt::format("{}: tuned[{}]", path, i);
+      if (!tu[i].is_object()) user_error("{} must be an object, it is {}", where, tu[i].type_name());
+      Tuned x;
+      try {
+        x.op = parse_call_op(get_string(tu[i], "op", where));
+      } catch (const UserError& err) {
+        user_error("{}: {}", where, err.what());
+      }
+      x.K = static_cast<uint32_t>(get_uint(tu[i], "K", where, 2, 1u << 20));
+      t.tuned.push_back(x);
+    }
   }
   return t;
 }
