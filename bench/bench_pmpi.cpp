@@ -6,7 +6,8 @@
 //          bench_pmpi [REPS] [MAX_BYTES] [OPS]
 //
 // OPS: comma-separated among allreduce, bcast, reduce, allgather,
-// reduce_scatter, scan (default all). Per size, REPS (default 21) rounds,
+// reduce_scatter, scan, exscan, allgatherv (default all: every call the
+// library intercepts; allgatherv with equal counts). Per size, REPS (default 21) rounds,
 // each timing one call of each side in alternation (so noise hits both
 // alike); a call's time is the slowest rank's (MPI_Reduce of MAX over the
 // ranks, outside the timed region); the medians and their ratio
@@ -50,6 +51,18 @@ void reduce_scatter(bool lib, std::vector<double>& in, std::vector<double>& out,
 void scan(bool lib, std::vector<double>& in, std::vector<double>& out, int n) {
   (lib ? MPI_Scan : PMPI_Scan)(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
+void exscan(bool lib, std::vector<double>& in, std::vector<double>& out, int n) {
+  (lib ? MPI_Exscan : PMPI_Exscan)(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+// Every rank the same count: the library serves it as an allgather.
+void allgatherv(bool lib, std::vector<double>& in, std::vector<double>& out, int n) {
+  int K = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &K);
+  std::vector<int> counts(static_cast<size_t>(K), n), displs(static_cast<size_t>(K));
+  for (int r = 0; r < K; ++r) displs[static_cast<size_t>(r)] = r * n;
+  (lib ? MPI_Allgatherv : PMPI_Allgatherv)(in.data(), n, MPI_DOUBLE, out.data(), counts.data(), displs.data(),
+                                           MPI_DOUBLE, MPI_COMM_WORLD);
+}
 
 using Counts = void (*)(unsigned long long*, unsigned long long*);
 
@@ -67,7 +80,8 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &K);
   const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
   const long max_bytes = argc > 2 ? std::atol(argv[2]) : 4L << 20;
-  const std::string ops = argc > 3 ? argv[3] : "allreduce,bcast,reduce,allgather,reduce_scatter,scan";
+  const std::string ops =
+      argc > 3 ? argv[3] : "allreduce,bcast,reduce,allgather,reduce_scatter,scan,exscan,allgatherv";
   struct Op {
     const char* name;
     Fn fn;
@@ -75,7 +89,8 @@ int main(int argc, char** argv) {
   };
   const Op all[] = {{"allreduce", allreduce, 1, 1},           {"bcast", bcast, 1, 1},
                     {"reduce", reduce, 1, 1},                 {"allgather", allgather, 1, K},
-                    {"reduce_scatter", reduce_scatter, K, 1}, {"scan", scan, 1, 1}};
+                    {"reduce_scatter", reduce_scatter, K, 1}, {"scan", scan, 1, 1},
+                    {"exscan", exscan, 1, 1},                 {"allgatherv", allgatherv, 1, K}};
   // The library's call counts, when it is loaded (preloaded or linked).
   const auto counts = reinterpret_cast<Counts>(dlsym(RTLD_DEFAULT, "collplan_pmpi_counts"));
   auto served_now = [&] {
@@ -115,7 +130,7 @@ int main(int argc, char** argv) {
         const std::string by = !counts ? "-" : served == 0 ? "mpi" : served == static_cast<unsigned long long>(reps)
                                                                        ? "plan"
                                                                        : std::to_string(served) + "/" + std::to_string(reps);
-        std::printf("%-15s %10ld %12.1f %12.1f %7.2f %7s\n", op.name, bytes, a, b, a / b, by.c_str());
+        std::printf("%-15s %10ld %12.2f %12.2f %7.3f %7s\n", op.name, bytes, a, b, a / b, by.c_str());
         const std::string at = std::string(op.name) + " " + std::to_string(bytes) + " B";
         if (served == 0) {
           if (a / b > worst_mpi) worst_mpi = a / b, worst_mpi_at = at;
@@ -129,8 +144,8 @@ int main(int argc, char** argv) {
     }
   }
   if (rank == 0) {
-    if (!worst_mpi_at.empty()) std::printf("worst ratio, library fell back to MPI: %.2f (%s)\n", worst_mpi, worst_mpi_at.c_str());
-    if (!worst_plan_at.empty()) std::printf("worst ratio, a plan served: %.2f (%s)\n", worst_plan, worst_plan_at.c_str());
+    if (!worst_mpi_at.empty()) std::printf("worst ratio, library fell back to MPI: %.3f (%s)\n", worst_mpi, worst_mpi_at.c_str());
+    if (!worst_plan_at.empty()) std::printf("worst ratio, a plan served: %.3f (%s)\n", worst_plan, worst_plan_at.c_str());
     if (counts) std::printf("served by a plan:%s\n", plan_sizes.empty() ? " none" : plan_sizes.c_str());
   }
   MPI_Finalize();

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -88,10 +89,41 @@ CallOp parse_call_op(const std::string& name) {
              name);
 }
 
-const TableRow* PlanTable::find(CallOp op, uint32_t K, uint64_t bytes) const {
-  for (const TableRow& r : rows)
-    if (r.op == op && r.K == K && r.lo <= bytes && bytes <= r.hi) return &r;
+void PlanTable::index() {
+  groups.clear();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const Group& x) { return x.op == rows[i].op && x.K == rows[i].K; });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{rows[i].op, rows[i].K, {}});
+    g->rows.push_back(static_cast<uint32_t>(i));
+  }
+  indexed = rows.size();
+}
+
+namespace {
+
+// Calls f(row) for the rows of (op, K) in table order until it returns
+// true; the row it stopped at, or nullptr.
+template <class F>
+const TableRow* scan_rows(const PlanTable& t, CallOp op, uint32_t K, F f) {
+  if (t.indexed == t.rows.size()) {
+    for (const PlanTable::Group& g : t.groups)
+      if (g.op == op && g.K == K) {
+        for (uint32_t i : g.rows)
+          if (f(t.rows[i])) return &t.rows[i];
+        return nullptr;
+      }
+    return nullptr;
+  }
+  for (const TableRow& r : t.rows)
+    if (r.op == op && r.K == K && f(r)) return &r;
   return nullptr;
+}
+
+}  // namespace
+
+const TableRow* PlanTable::find(CallOp op, uint32_t K, uint64_t bytes) const {
+  return scan_rows(*this, op, K, [&](const TableRow& r) { return r.lo <= bytes && bytes <= r.hi; });
 }
 
 bool PlanTable::is_tuned(CallOp op, uint32_t K) const {
@@ -102,14 +134,12 @@ bool PlanTable::is_tuned(CallOp op, uint32_t K) const {
 
 const TableRow* PlanTable::select(CallOp op, uint32_t K, uint64_t bytes, const Needs& needs, int* skipped) const {
   if (skipped) *skipped = 0;
-  for (const TableRow& r : rows) {
-    if (r.op != op || r.K != K || bytes < r.lo || bytes > r.hi) continue;
-    if (r.plan < 0) return &r;
-    const PlanEntry& p = plans[static_cast<size_t>(r.plan)];
-    if (meets(p, needs)) return &r;
+  return scan_rows(*this, op, K, [&](const TableRow& r) {
+    if (bytes < r.lo || bytes > r.hi) return false;
+    if (r.plan < 0 || meets(plans[static_cast<size_t>(r.plan)], needs)) return true;
     if (skipped) ++*skipped;
-  }
-  return nullptr;
+    return false;
+  });
 }
 
 PlanTable parse_plan_table(const std::string& text, const std::string& path, const std::string& dir) {
@@ -211,6 +241,7 @@ PlanTable parse_plan_table(const std::string& text, const std::string& path, con
       t.tuned.push_back(x);
     }
   }
+  t.index();
   return t;
 }
 

@@ -119,6 +119,20 @@ struct PlanTable {
 
   bool is_tuned(CallOp op, uint32_t K) const;
 
+  // The rows of each (op, K), in table order, so a call's selection looks
+  // at its own rows only (every intercepted call that goes to MPI pays for
+  // the selection; a table for many sizes has hundreds of rows). Built by
+  // parse_plan_table; select and find scan every row when rows has changed
+  // since (the index no longer covers rows.size() rows).
+  struct Group {
+    CallOp op;
+    uint32_t K;
+    std::vector<uint32_t> rows;
+  };
+  std::vector<Group> groups;
+  size_t indexed = 0;  // rows.size() when groups was built
+  void index();
+
   // The first row for (op, K, bytes); nullptr when none.
   const TableRow* find(CallOp op, uint32_t K, uint64_t bytes) const;
   // The first row for (op, K, bytes) whose plan meets `needs` (or that says
