@@ -6,7 +6,8 @@
 #     plan's median below MPI's, and pmpi_check passes with it preloaded;
 #   - tuned again at K = 2: both sizes' rows are there (tuning accumulates);
 #   - bad arguments: no such set, an unknown operation, no mpirun, a K the
-#     set has no plans for: one clear message, a failing status.
+#     set has no plans for, a collplan without collplan-tune beside it: one
+#     clear message, a failing status.
 #   tune_test.sh COLLPLAN LIBPMPI PMPI_CHECK MPIEXEC
 set -uo pipefail
 CP=$(realpath "$1"); LIB=$(realpath "$2"); CHECK="$3"; MPIEXEC="$4"
@@ -88,6 +89,10 @@ expect "K not in the set" "has no plans for K = 3 (the number of ranks; its plan
   run 3 "$CP" tune --plans "$set_dir"
 expect "op not in the set" "has no reduce plans for K = 2" run 2 "$CP" tune --plans "$set_dir" --ops reduce
 expect "bad margin" "--margin \"2\" is not a fraction" run 2 "$CP" tune --plans "$set_dir" --margin 2
+# A collplan with no collplan-tune beside it (built without MPI) says so.
+mkdir -p "$dir/alone" && cp "$CP" "$dir/alone/collplan"
+expect "built without MPI" "collplan tune needs MPI: this collplan was built without it" \
+  "$dir/alone/collplan" tune --plans "$set_dir"
 "$CP" tune --help | grep -q "^usage: mpirun -np K collplan tune --plans DIR" || fail "tune --help"
 "$CP" --help | grep -q "tune" || fail "collplan --help does not list tune"
 echo "tune_test: OK"
