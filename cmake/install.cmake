@@ -68,6 +68,8 @@ if(COLLPLAN_HAVE_MPI)
   # linked as collplan::pmpi before MPI.
   install(TARGETS collplan_pmpi EXPORT collplanMpiTargets
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  # `collplan tune` runs it from collplan's directory.
+  install(TARGETS collplan-tune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(EXPORT collplanMpiTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})
   install(FILES runtime/transport/mpi.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE}/runtime/transport)
   install(FILES runtime/capi/collplan_mpi.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE})

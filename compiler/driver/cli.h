@@ -65,6 +65,10 @@ void add_export_command(CLI::App& app, CommandList& cmds);             // cmd_ex
 void add_recode_command(CLI::App& app, CommandList& cmds);             // cmd_recode.cpp
 void add_calibrate_command(CLI::App& app, CommandList& cmds);          // cmd_calibrate.cpp
 void add_plan_set_command(CLI::App& app, CommandList& cmds);           // cmd_plan_set.cpp
+void add_tune_command(CLI::App& app, CommandList& cmds);               // cmd_tune.cpp
+// `collplan tune ARGS...` replaces this process with collplan-tune ARGS...
+// (the MPI program beside the collplan executable); returns only on error.
+int exec_tune(int argc, char** argv);
 
 // `show`'s pictures (driver/cmd_show.cpp): --svg, --dot, --html, --trace,
 // --coefficients, --summary, --diagram, --ranks, --steps.

@@ -16,9 +16,14 @@
 // fastest that does (floating-point data needs it), then, where neither
 // keeps operand order, the fastest that does (non-commutative operators).
 // The first row that fits a call wins (plan_table.h), so each call finds
-// the fastest plan it may use. Only the plans some row names are written.
+// the fastest plan it may use. Only the plans some row names are written,
+// unless --candidates asks for alternatives for `collplan tune` to time:
+// --candidates N adds, at each size of the ladder and for each pass, the N
+// fastest candidates by the cost model; --candidates all adds every
+// verified candidate. They are listed in "plans" but no row names them.
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -50,6 +55,7 @@ struct PlanSetFlags {
   std::string cost_file;
   std::optional<double> alpha, beta;
   std::string out;
+  std::string extra = "0";  // --candidates: a count or "all"
   bool quiet = false;
 };
 
@@ -227,6 +233,24 @@ int run_plan_set(const PlanSetFlags& f) {
           passes[2][i] = best(sizes[i], [](const Candidate& c) { return c.ordered && c.consistent; });
       }
       std::set<int> used;
+      // --candidates: the alternatives tune times, per size and pass.
+      if (f.extra == "all") {
+        for (size_t i = 0; i < cands.size(); ++i) used.insert(static_cast<int>(i));
+      } else if (const uint32_t extra = static_cast<uint32_t>(std::stoul(f.extra)); extra > 0) {
+        const std::vector<std::function<bool(const Candidate&)>> classes = {
+            [](const Candidate&) { return true; }, [](const Candidate& c) { return c.consistent; },
+            [](const Candidate& c) { return c.ordered && c.consistent; }};
+        for (uint64_t s : sizes)
+          for (size_t k = 0; k < (is_reduction(op) ? classes.size() : 1); ++k) {
+            std::vector<int> order;
+            for (size_t i = 0; i < cands.size(); ++i)
+              if (classes[k](cands[i])) order.push_back(static_cast<int>(i));
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+              return cands[static_cast<size_t>(a)].time(s, alpha, beta) < cands[static_cast<size_t>(b)].time(s, alpha, beta);
+            });
+            for (size_t i = 0; i < order.size() && i < extra; ++i) used.insert(order[i]);
+          }
+      }
       for (const auto& pass : passes)
         for (size_t i = 0; i < sizes.size();) {
           const int w = pass[i];
@@ -259,7 +283,7 @@ int run_plan_set(const PlanSetFlags& f) {
         plans[c.name] = e;
       }
       if (!f.quiet)
-        std::cerr << fmt::format("{} K={}: {} candidates, {} plan(s) chosen\n", pmpi::call_op_name(op), K,
+        std::cerr << fmt::format("{} K={}: {} candidates, {} plan(s) written\n", pmpi::call_op_name(op), K,
                                  cands.size(), used.size());
     }
   nlohmann::json index = {{"format", pmpi::kPlanSetFormat},
@@ -305,10 +329,20 @@ void add_plan_set_command(CLI::App& app, CommandList& cmds) {
       ->check(CLI::NonNegativeNumber);
   c->add_option("--beta", f->beta, "time per byte, seconds (overrides --cost-file)")->check(CLI::NonNegativeNumber);
   c->add_option("-o,--output", f->out, "directory to write the plans and index.json to")->required();
+  c->add_option("--candidates", f->extra,
+                "also write alternatives for `collplan tune` to time, listed in \"plans\" but in no row: N (the N "
+                "fastest by the cost model at each size and property class) or all (every verified candidate)")
+      ->capture_default_str();
   c->add_flag("--quiet", f->quiet, "print the summary line only");
   cmds.push_back({c, [f] {
                     if (f->max_bytes < 1 || f->max_bytes > (uint64_t{1} << 40))
                       user_error("--max-bytes {} is out of range (valid: 1..2^40)", f->max_bytes);
+                    if (f->extra != "all") {
+                      uint32_t n = 0;
+                      auto [p, ec] = std::from_chars(f->extra.data(), f->extra.data() + f->extra.size(), n);
+                      if (f->extra.empty() || ec != std::errc() || p != f->extra.data() + f->extra.size() || n > 64)
+                        user_error("--candidates \"{}\" is not a count in 0..64 or \"all\"", f->extra);
+                    }
                     if (f->max_blocks < 1 || f->max_blocks > 4096)
                       user_error("--max-blocks {} is out of range (valid: 1..4096)", f->max_blocks);
                     return run_plan_set(*f);

@@ -30,6 +30,7 @@ constexpr AddCommand kCommands[] = {
     add_search_command,   add_compile_command, add_check_command,  add_show_command,
     add_list_command,     add_bound_command,   add_import_command, add_export_command,
     add_recode_command,   add_keygen_command,  add_calibrate_command, add_plan_set_command,
+    add_tune_command,
 };
 
 }  // namespace
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
   CommandList commands;
   for (const AddCommand add : kCommands) add(app, commands);
 
+  // tune's arguments are collplan-tune's (an MPI program): passed on whole.
+  if (argc >= 2 && std::string(argv[1]) == "tune") return exec_tune(argc, argv);
   try {
     check_names(app, argc, argv);
     app.parse(argc, argv);

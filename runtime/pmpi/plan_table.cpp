@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -50,6 +52,32 @@ bool get_bool(const json& o, const char* key, const std::string& where) {
 
 bool is_reduction(CallOp op) { return op != CallOp::broadcast && op != CallOp::allgather; }
 
+double get_time(const json& o, const char* key, const std::string& where) {
+  const json& v = field(o, key, where);
+  if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+    user_error("{}: \"{}\" must be a time in microseconds (a number >= 0), it is {}", where, key, v.dump());
+  return v.get<double>();
+}
+
+// A row's "measured" list: one entry per ladder size inside the row.
+std::vector<Measured> parse_measured(const json& m, const TableRow& row, const std::string& where) {
+  if (!m.is_array()) user_error("{}: \"measured\" must be an array of sizes, it is {}", where, m.type_name());
+  std::vector<Measured> out;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const std::string w = fmt::format("{}: measured[{}]", where, i);
+    const json& e = m[i];
+    if (!e.is_object()) user_error("{} must be an object, it is {}", w, e.type_name());
+    Measured x;
+    x.bytes = get_uint(e, "bytes", w, row.lo, row.hi);
+    x.mpi_us = get_time(e, "mpi_us", w);
+    if (e.contains("plan_us")) x.plan_us = get_time(e, "plan_us", w);
+    if (e.contains("best")) x.best = get_string(e, "best", w);
+    if (e.contains("type")) x.type = get_string(e, "type", w);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* call_op_name(CallOp op) { return kOpNames[static_cast<int>(op)]; }
@@ -61,22 +89,57 @@ CallOp parse_call_op(const std::string& name) {
              name);
 }
 
-const TableRow* PlanTable::find(CallOp op, uint32_t K, uint64_t bytes) const {
-  for (const TableRow& r : rows)
-    if (r.op == op && r.K == K && r.lo <= bytes && bytes <= r.hi) return &r;
+void PlanTable::index() {
+  groups.clear();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const Group& x) { return x.op == rows[i].op && x.K == rows[i].K; });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{rows[i].op, rows[i].K, {}});
+    g->rows.push_back(static_cast<uint32_t>(i));
+  }
+  indexed = rows.size();
+}
+
+namespace {
+
+// Calls f(row) for the rows of (op, K) in table order until it returns
+// true; the row it stopped at, or nullptr.
+template <class F>
+const TableRow* scan_rows(const PlanTable& t, CallOp op, uint32_t K, F f) {
+  if (t.indexed == t.rows.size()) {
+    for (const PlanTable::Group& g : t.groups)
+      if (g.op == op && g.K == K) {
+        for (uint32_t i : g.rows)
+          if (f(t.rows[i])) return &t.rows[i];
+        return nullptr;
+      }
+    return nullptr;
+  }
+  for (const TableRow& r : t.rows)
+    if (r.op == op && r.K == K && f(r)) return &r;
   return nullptr;
+}
+
+}  // namespace
+
+const TableRow* PlanTable::find(CallOp op, uint32_t K, uint64_t bytes) const {
+  return scan_rows(*this, op, K, [&](const TableRow& r) { return r.lo <= bytes && bytes <= r.hi; });
+}
+
+bool PlanTable::is_tuned(CallOp op, uint32_t K) const {
+  for (const Tuned& t : tuned)
+    if (t.op == op && t.K == K) return true;
+  return false;
 }
 
 const TableRow* PlanTable::select(CallOp op, uint32_t K, uint64_t bytes, const Needs& needs, int* skipped) const {
   if (skipped) *skipped = 0;
-  for (const TableRow& r : rows) {
-    if (r.op != op || r.K != K || bytes < r.lo || bytes > r.hi) continue;
-    if (r.plan < 0) return &r;
-    const PlanEntry& p = plans[static_cast<size_t>(r.plan)];
-    if (meets(p, needs)) return &r;
+  return scan_rows(*this, op, K, [&](const TableRow& r) {
+    if (bytes < r.lo || bytes > r.hi) return false;
+    if (r.plan < 0 || meets(plans[static_cast<size_t>(r.plan)], needs)) return true;
     if (skipped) ++*skipped;
-  }
-  return nullptr;
+    return false;
+  });
 }
 
 PlanTable parse_plan_table(const std::string& text, const std::string& path, const std::string& dir) {
@@ -157,8 +220,28 @@ PlanTable parse_plan_table(const std::string& text, const std::string& path, con
                    call_op_name(e.op), e.K, call_op_name(row.op), row.K);
       row.plan = it->second;
     }
+    t.measured.push_back(r.contains("measured") ? parse_measured(r["measured"], row, where) : std::vector<Measured>{});
     t.rows.push_back(row);
   }
+  // "tuned": false (plan-set's) or the list of what was measured.
+  if (j.contains("tuned") && !(j["tuned"].is_boolean() && !j["tuned"].get<bool>())) {
+    const json& tu = j["tuned"];
+    if (!tu.is_array())
+      user_error("{}: \"tuned\" must be false or a list of {{\"op\", \"K\"}}, it is {}", path, tu.dump());
+    for (size_t i = 0; i < tu.size(); ++i) {
+      const std::string where = fmt::format("{}: tuned[{}]", path, i);
+      if (!tu[i].is_object()) user_error("{} must be an object, it is {}", where, tu[i].type_name());
+      Tuned x;
+      try {
+        x.op = parse_call_op(get_string(tu[i], "op", where));
+      } catch (const UserError& err) {
+        user_error("{}: {}", where, err.what());
+      }
+      x.K = static_cast<uint32_t>(get_uint(tu[i], "K", where, 2, 1u << 20));
+      t.tuned.push_back(x);
+    }
+  }
+  t.index();
   return t;
 }
 

@@ -22,8 +22,23 @@
 //     "table": [                      // first matching row wins
 //       {"op": "allreduce", "K": 8, "bytes": [0, 65536], "plan": "allreduce-K8-..."},
 //       {"op": "allreduce", "K": 8, "bytes": [65537, 4194304], "plan": "mpi"}, ...
+//     ],
+//     "tuned": [                      // optional (false or absent: untuned)
+//       {"op": "allreduce", "K": 8, "reps": 15, "margin": 0.05, "max_bytes": 4194304}, ...
 //     ]
 //   }
+//
+// "tuned" lists the (operation, K) whose rows `collplan tune` wrote from
+// measurements on this machine. Such a row may carry what was measured, one
+// entry per message size of the ladder it covers:
+//       "measured": [{"bytes": 8, "mpi_us": 3.1, "plan_us": 2.2,
+//                     "best": "allreduce-K8-...", "type": "double"}, ...]
+// mpi_us is the median time of the MPI library's own call, plan_us the
+// median of the row's plan (a row that names a plan) or of the fastest
+// candidate "best" of the row's property class (a row that says "mpi"; no
+// plan_us when no candidate could be timed); type is the datatype timed.
+// Other fields (plan-set's "cost", a plan's "C1"/"C2") are ignored, as
+// any unknown field is: a newer writer's additions do not break a reader.
 //
 // A row matches a call of operation `op` on a communicator of K ranks whose
 // message is `bytes` long (lo <= bytes <= hi; what "message" means per
@@ -60,6 +75,20 @@ struct PlanEntry {
   bool exact = false, ordered = false, consistent = false;
 };
 
+// One message size of a tuned row (see "measured" above).
+struct Measured {
+  uint64_t bytes = 0;
+  double mpi_us = 0;
+  double plan_us = -1;  // < 0: none
+  std::string best, type;
+};
+
+// An (operation, K) whose rows were measured (`collplan tune`).
+struct Tuned {
+  CallOp op = CallOp::allreduce;
+  uint32_t K = 0;
+};
+
 struct TableRow {
   CallOp op = CallOp::allreduce;
   uint32_t K = 0;
@@ -83,6 +112,26 @@ struct PlanTable {
   std::string dir;  // the set's directory
   std::vector<PlanEntry> plans;
   std::vector<TableRow> rows;
+  // Parallel to rows: a row's "measured" entries (empty when it has none).
+  // Kept apart from rows so the table scan a call does stays compact.
+  std::vector<std::vector<Measured>> measured;
+  std::vector<Tuned> tuned;
+
+  bool is_tuned(CallOp op, uint32_t K) const;
+
+  // The rows of each (op, K), in table order, so a call's selection looks
+  // at its own rows only (every intercepted call that goes to MPI pays for
+  // the selection; a table for many sizes has hundreds of rows). Built by
+  // parse_plan_table; select and find scan every row when rows has changed
+  // since (the index no longer covers rows.size() rows).
+  struct Group {
+    CallOp op;
+    uint32_t K;
+    std::vector<uint32_t> rows;
+  };
+  std::vector<Group> groups;
+  size_t indexed = 0;  // rows.size() when groups was built
+  void index();
 
   // The first row for (op, K, bytes); nullptr when none.
   const TableRow* find(CallOp op, uint32_t K, uint64_t bytes) const;

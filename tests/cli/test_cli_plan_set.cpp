@@ -84,10 +84,40 @@ TEST_CASE("cli plan-set: bad options are refused by name", "[cli][pmpi]") {
            {"--K 4,x", "--K: \"x\" in \"4,x\" is not a communicator size"},
            {"--max-bytes 0", "--max-bytes 0 is out of range (valid: 1..2^40)"},
            {"--max-blocks 5000", "--max-blocks 5000 is out of range (valid: 1..4096)"},
+           {"--candidates x", "--candidates \"x\" is not a count in 0..64 or \"all\""},
+           {"--candidates 65", "--candidates \"65\" is not a count in 0..64 or \"all\""},
        }) {
     const auto r = run_collplan("plan-set " + b.args + out);
     INFO(b.args << ": " << r.out << r.err);
     CHECK(r.status == 2);
     CHECK(r.err.find(b.message) != std::string::npos);
   }
+}
+
+TEST_CASE("cli plan-set: --candidates lists alternatives no row names, for tune", "[cli][pmpi]") {
+  const fs::path dir = scratch_dir("cli-plan-set-candidates");
+  auto plans_of = [&](const std::string& candidates) {
+    const std::string out = (dir / candidates).string();
+    const auto r = run_collplan("plan-set --K 4 --ops allreduce --max-bytes 4096 --max-blocks 4 --quiet --candidates " +
+                                candidates + " -o " + out);
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 0);
+    const auto t = collplan::pmpi::read_plan_table(out);
+    std::set<std::string> named, all;
+    for (const auto& row : t.rows) named.insert(t.plans[row.plan].name);
+    for (const auto& p : t.plans) {
+      all.insert(p.name);
+      CHECK(fs::exists(fs::path(out) / p.file));
+    }
+    return std::pair{named, all};
+  };
+  const auto [named0, all0] = plans_of("0");
+  const auto [named2, all2] = plans_of("2");
+  const auto [named_all, all_all] = plans_of("all");
+  CHECK(named0 == all0);  // by default only the plans rows name
+  CHECK(named2 == named0);  // the rows do not change
+  CHECK(named_all == named0);
+  CHECK(all2.size() > all0.size());
+  CHECK(all_all.size() >= all2.size());
+  for (const auto& n : all2) CHECK(all_all.count(n) == 1);
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/pmpi/plan_table.h"
+#include "runtime/pmpi/plan_table_tune.h"
 #include "support/error.h"
 
 using namespace collplan;
@@ -73,6 +74,14 @@ TEST_CASE("plan table: rows select plans by operation, size, bytes and needs", "
   CHECK(plan_of(t.select(CallOp::broadcast, 4, 0, copy)) == "bc");
   CHECK(plan_of(t.select(CallOp::broadcast, 4, 101, copy)) == "none");
   CHECK(plan_of(t.find(CallOp::allreduce, 8, 5)) == "fast");
+  // Rows changed after parsing: the selection still sees every row (the
+  // per-(op, K) index is not used once it no longer covers the rows).
+  PlanTable u = t;
+  u.rows.insert(u.rows.begin(), TableRow{CallOp::allreduce, 8, 1, 50, -1});
+  u.rows.push_back(TableRow{CallOp::reduce, 8, 1, 50, -1});
+  CHECK(u.select(CallOp::allreduce, 8, 10, integer)->plan == -1);
+  CHECK(u.select(CallOp::reduce, 8, 10, integer) != nullptr);
+  CHECK(u.find(CallOp::allreduce, 8, 100)->plan == t.find(CallOp::allreduce, 8, 100)->plan);
 }
 
 TEST_CASE("plan table: every kind of damage is one clear error", "[pmpi]") {
@@ -109,4 +118,127 @@ TEST_CASE("plan table: a missing index is named", "[pmpi]") {
   } catch (const UserError& e) {
     CHECK_THAT(e.what(), Catch::Contains("no/such/set/index.json: cannot read the plan set index (no such file)"));
   }
+}
+
+TEST_CASE("plan table: tuned sets and measured rows are read and checked", "[pmpi]") {
+  const std::string tuned =
+      with("\"plan\": \"fast\"}", "\"plan\": \"fast\", \"measured\": [{\"bytes\": 8, \"mpi_us\": 3.5, \"plan_us\": 2, "
+                                  "\"type\": \"int64\"}]}");
+  const std::string text = tuned.substr(0, tuned.rfind('}')) + ", \"tuned\": [{\"op\": \"allreduce\", \"K\": 8}]}";
+  const PlanTable t = parse_plan_table(text, "set/index.json", "set");
+  REQUIRE(t.measured.size() == t.rows.size());
+  REQUIRE(t.measured[0].size() == 1);
+  CHECK(t.measured[0][0].bytes == 8);
+  CHECK(t.measured[0][0].mpi_us == 3.5);
+  CHECK(t.measured[0][0].plan_us == 2);
+  CHECK(t.measured[0][0].type == "int64");
+  CHECK(t.measured[1].empty());
+  CHECK(t.is_tuned(CallOp::allreduce, 8));
+  CHECK_FALSE(t.is_tuned(CallOp::allreduce, 4));
+  CHECK_FALSE(parse_plan_table(kTable, "set/index.json", "set").is_tuned(CallOp::allreduce, 8));
+  // plan-set's "tuned": false is an untuned set.
+  const std::string untuned = kTable.substr(0, kTable.rfind('}')) + ", \"tuned\": false}";
+  CHECK(parse_plan_table(untuned, "set/index.json", "set").tuned.empty());
+
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string s = text;
+    const size_t at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    return s.replace(at, from.size(), to);
+  };
+  CHECK_THAT(error_of(replace("\"bytes\": 8,", "\"bytes\": 2000000,")),
+             Catch::Contains("table row 0: measured[0]: \"bytes\" must be an integer in 1..1048576, it is 2000000"));
+  CHECK_THAT(error_of(replace("\"mpi_us\": 3.5", "\"mpi_us\": -1")),
+             Catch::Contains("measured[0]: \"mpi_us\" must be a time in microseconds (a number >= 0), it is -1"));
+  CHECK_THAT(error_of(replace("\"mpi_us\": 3.5, ", "")), Catch::Contains("measured[0]: \"mpi_us\" is missing"));
+  CHECK_THAT(error_of(replace("\"measured\": [", "\"measured\": 5, \"x\": [")),
+             Catch::Contains("table row 0: \"measured\" must be an array of sizes, it is number"));
+  CHECK_THAT(error_of(replace("\"measured\": [", "\"measured\": [7, ")),
+             Catch::Contains("table row 0: measured[0] must be an object, it is number"));
+  CHECK_THAT(error_of(replace("\"tuned\": [{\"op\": \"allreduce\"", "\"tuned\": [{\"op\": \"gather\"")),
+             Catch::Contains("tuned[0]: unknown operation \"gather\""));
+  CHECK_THAT(error_of(replace("\"tuned\": [{\"op\": \"allreduce\", \"K\": 8}]", "\"tuned\": true")),
+             Catch::Contains("\"tuned\" must be false or a list"));
+}
+
+TEST_CASE("tune: a plan only where it beats MPI by the margin, each property class its own", "[pmpi]") {
+  // fast: exact only (timed on int64); same: exact, ordered and consistent (timed on doubles).
+  const PlanTable t = parse_plan_table(kTable, "set/index.json", "set");
+  TuneResult r;
+  r.op = CallOp::allreduce;
+  r.K = 8;
+  auto index_of = [&](const std::string& name) {
+    for (size_t i = 0; i < t.plans.size(); ++i)
+      if (t.plans[i].name == name) return static_cast<int>(i);
+    FAIL("no plan " << name);
+    return -1;
+  };
+  const int fast = index_of("fast"), same = index_of("same");
+  r.cands = {fast, same};
+  r.margin = 0.05;
+  r.reps = 5;
+  // bytes, MPI on doubles, MPI on int64, fast, same (timed on int64 and doubles)
+  const double rows[][5] = {{8, 10, 10, 5, 9.6},   // fast wins integers; same is within the margin: MPI for doubles
+                            {16, 10, 10, 5, 6},    // fast for integers, same for doubles
+                            {32, 10, 10, 9, 9},    // both within 10%: fast (0.9) for ints, same (0.9) for doubles
+                            {64, 10, 20, 19.5, 5},  // same wins everywhere (0.5 beats fast's 0.975)
+                            {128, 10, 10, 11, 12}};  // MPI everywhere
+  for (const auto& x : rows) {
+    TuneSize s;
+    s.bytes = static_cast<uint64_t>(x[0]);
+    s.mpi_double_us = x[1];
+    s.mpi_int_us = x[2];
+    s.plan_us = {x[3], x[4]};
+    r.sizes.push_back(s);
+  }
+  const Needs integer{true, false, false}, floating{true, false, true}, noncomm{true, true, true};
+  CHECK(tuned_choice(t, r, 0, integer) == fast);
+  CHECK(tuned_choice(t, r, 0, floating) == -1);
+  CHECK(tuned_choice(t, r, 1, integer) == fast);
+  CHECK(tuned_choice(t, r, 1, floating) == same);
+  CHECK(tuned_choice(t, r, 2, integer) == fast);
+  CHECK(tuned_choice(t, r, 2, noncomm) == same);
+  CHECK(tuned_choice(t, r, 3, integer) == same);
+  CHECK(tuned_choice(t, r, 4, integer) == -1);
+  int best = -1;
+  double ratio = 0;
+  CHECK(tuned_choice(t, r, 4, noncomm, &best, &ratio) == -1);
+  CHECK(best == same);
+  CHECK(ratio == Approx(1.2));
+
+  // A plan the library did not serve (< 0) is never chosen.
+  TuneResult unserved = r;
+  unserved.sizes[0].plan_us = {-1, -1};
+  CHECK(tuned_choice(t, unserved, 0, integer) == -1);
+
+  // The rewritten index: every class gets its choice from the first row that fits it.
+  const std::string text = retune_index(kTable, "set/index.json", t, {r});
+  const PlanTable u = parse_plan_table(text, "set/index.json", "set");
+  CHECK(u.is_tuned(CallOp::allreduce, 8));
+  auto plan_of = [&](CallOp op, uint32_t K, uint64_t bytes, const Needs& n) {
+    const TableRow* row = u.select(op, K, bytes, n);
+    return row == nullptr ? std::string("none") : row->plan < 0 ? std::string("mpi") : u.plans[row->plan].name;
+  };
+  for (size_t i = 0; i < r.sizes.size(); ++i)
+    for (const Needs& n : {integer, floating, noncomm}) {
+      const int want = tuned_choice(t, r, i, n);
+      const std::string name = want < 0 ? "mpi" : t.plans[want].name;
+      for (uint64_t b : {r.sizes[i].bytes, i ? r.sizes[i - 1].bytes + 1 : uint64_t{1}}) {
+        INFO("bytes " << b);
+        CHECK(plan_of(CallOp::allreduce, 8, b, n) == name);
+      }
+    }
+  CHECK(plan_of(CallOp::allreduce, 8, 129, integer) == "none");  // beyond the ladder: MPI
+  CHECK(plan_of(CallOp::broadcast, 4, 50, Needs{}) == "bc");     // another (op, K): kept
+  // Every row names what was measured; a plan row's plan median is below MPI's.
+  for (size_t i = 0; i < u.rows.size(); ++i) {
+    if (u.rows[i].op != CallOp::allreduce) continue;
+    REQUIRE_FALSE(u.measured[i].empty());
+    for (const Measured& m : u.measured[i])
+      if (u.rows[i].plan >= 0) CHECK(m.plan_us <= 0.95 * m.mpi_us);
+  }
+  // Tuning again replaces the rows of (op, K), it does not add to them.
+  const std::string again = retune_index(text, "set/index.json", u, {r});
+  CHECK(parse_plan_table(again, "set/index.json", "set").rows.size() == u.rows.size());
+  CHECK(parse_plan_table(again, "set/index.json", "set").tuned.size() == 1);
 }
