@@ -65,7 +65,11 @@ std::string report_name(int row) {
 
 // Set while the library itself is calling MPI (a replay, its progress):
 // its own MPI_Waitall and kin then go straight to the MPI library.
-thread_local int t_inside = 0;
+// initial-exec: the library is preloaded or linked, never opened late, so
+// its thread-locals sit in the static TLS block (no __tls_get_addr call on
+// every MPI call).
+#define COLLPLAN_TLS thread_local __attribute__((tls_model("initial-exec")))
+COLLPLAN_TLS int t_inside = 0;
 struct Inside {
   Inside() { ++t_inside; }
   ~Inside() { --t_inside; }
@@ -73,9 +77,19 @@ struct Inside {
   Inside& operator=(const Inside&) = delete;
 };
 
+// Counted without a lock: a call that falls back costs MPI's time plus
+// as little as can be (a few loads and one atomic add). Reasons are static
+// strings; slot i holds one reason (set once) and its count.
+constexpr size_t kReasonSlots = 32;
 struct RowStats {
-  uint64_t served = 0;
-  std::map<std::string, uint64_t> fell_back;  // reason -> calls
+  std::atomic<uint64_t> served{0};
+  std::array<std::atomic<const char*>, kReasonSlots> reason{};
+  std::array<std::atomic<uint64_t>, kReasonSlots> fell_back{};
+  uint64_t fell_back_total() const {
+    uint64_t n = 0;
+    for (const auto& c : fell_back) n += c.load(std::memory_order_relaxed);
+    return n;
+  }
 };
 
 // ─── Per-communicator state ──────────────────────────────────────────────────
@@ -235,15 +249,21 @@ Shim& shim() {
   return s;
 }
 
-void count_served(int row) {
-  Shim& s = shim();
-  std::lock_guard lk(s.mu);
-  ++s.stats[static_cast<size_t>(row)].served;
-}
-void count_fallback(int row, const std::string& why) {
-  Shim& s = shim();
-  std::lock_guard lk(s.mu);
-  ++s.stats[static_cast<size_t>(row)].fell_back[why];
+void count_served(int row) { shim().stats[static_cast<size_t>(row)].served.fetch_add(1, std::memory_order_relaxed); }
+void count_fallback(int row, const char* why) {
+  RowStats& r = shim().stats[static_cast<size_t>(row)];
+  for (size_t i = 0; i < kReasonSlots; ++i) {
+    const char* cur = r.reason[i].load(std::memory_order_acquire);
+    if (!cur) {
+      const char* none = nullptr;
+      if (r.reason[i].compare_exchange_strong(none, why, std::memory_order_acq_rel)) cur = why;
+      else cur = none;  // another thread took the slot: its reason
+    }
+    if (cur == why || std::strcmp(cur, why) == 0 || i + 1 == kReasonSlots) {
+      r.fell_back[i].fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
 }
 
 void say(const std::string& msg) { std::fprintf(stderr, "collplan: %s\n", msg.c_str()); }
@@ -323,8 +343,16 @@ void init_types(Shim& s) {
 }
 
 std::optional<rt::ElemType> elem_type_of(MPI_Datatype t) {
+  // Programs reduce on one or two datatypes: remember the last one found
+  // (a predefined datatype's handle is never freed, nor reused).
+  COLLPLAN_TLS MPI_Datatype last = MPI_DATATYPE_NULL;
+  COLLPLAN_TLS rt::ElemType last_elem{};
+  if (t == last && t != MPI_DATATYPE_NULL) return last_elem;
   for (const auto& [mt, e] : shim().types)
-    if (mt == t) return e;
+    if (mt == t) {
+      last = t, last_elem = e;
+      return e;
+    }
   return std::nullopt;
 }
 
@@ -365,7 +393,7 @@ size_t contiguous_size(MPI_Datatype t) {
 // What a reduction call needs, and the operator to replay it with; `why` is
 // set (and nothing else meaningful) when the library cannot serve it.
 struct Reduction {
-  std::string why;
+  const char* why = nullptr;
   Needs needs;
   rt::UserOp op;
   UserCall user{};
@@ -389,7 +417,7 @@ void make_reduction(Reduction& r, MPI_Datatype type, MPI_Op op, size_t count) {
     }
     r.op.fn = rt::reduce_kernel(*ro, *e);
     if (!r.op.fn) {
-      r.why = fmt::format("MPI defines no {} on {}", rt::name(*ro), rt::name(*e));
+      r.why = "an operator MPI does not define on this datatype";
       return;
     }
     r.op.elem_size = r.esize;
@@ -624,7 +652,7 @@ struct Call {
   Needs needs;
   uint32_t root = 0;
   const rt::UserOp* uop = nullptr;  // reductions
-  std::string why;       // set: cannot be served
+  const char* why = nullptr;  // set: cannot be served
   NbcStart* nb = nullptr;  // set: a non-blocking call (row is then its blocking row + kNonBlocking)
 
   template <class Fill>
@@ -632,7 +660,7 @@ struct Call {
     Shim& s = shim();
     const Inside inside;
     if (!s.enabled) return fallback("no plan set");
-    if (!why.empty()) return fallback(why);
+    if (why) return fallback(why);
     if (nb && !s.nonblocking) return fallback("non-blocking calls go to MPI (COLLPLAN_NONBLOCKING=0)");
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
@@ -736,7 +764,7 @@ struct Call {
     g.count.fetch_add(1, std::memory_order_release);
   }
 
-  Outcome fallback(const std::string& reason) {
+  Outcome fallback(const char* reason) {
     if (shim().active) count_fallback(row, reason);
     return Outcome::fallback;
   }
@@ -745,7 +773,7 @@ struct Call {
 // A reduction call: the operator for (datatype, op) in `red` (which must
 // outlive the call) and the table's message size, count × element size.
 Call reduction_call(int row, CallOp op, Reduction& red, int count, MPI_Datatype type, MPI_Op mop, MPI_Comm comm) {
-  if (count > 0) make_reduction(red, type, mop, static_cast<size_t>(count));
+  if (count > 0 && shim().enabled) make_reduction(red, type, mop, static_cast<size_t>(count));
   Call c(row, op, comm, static_cast<uint64_t>(count > 0 ? count : 0) * red.esize, red.needs);
   c.why = red.why;
   c.uop = &red.op;
@@ -760,19 +788,20 @@ void print_report() {
   uint64_t served = 0, total = 0;
   for (const RowStats& r : s.stats) {
     served += r.served;
-    total += r.served;
-    for (const auto& [why, n] : r.fell_back) total += n;
+    total += r.served + r.fell_back_total();
   }
   // Rank 0's own calls: on a sub-communicator other ranks' counts differ.
   std::string out = fmt::format("collplan: served {} of {} collective calls\n", served, total);
   if (!s.enabled) out += fmt::format("collplan:   no plans: {}\n", s.disabled_why);
   for (int i = 0; i < kReportRows; ++i) {
     const RowStats& r = s.stats[static_cast<size_t>(i)];
-    uint64_t fb = 0;
-    for (const auto& [why, n] : r.fell_back) fb += n;
-    if (r.served + fb == 0) continue;
-    out += fmt::format("collplan:   {}: served {}, fell back {}", report_name(i), r.served, fb);
-    for (const auto& [why, n] : r.fell_back) out += fmt::format("; {} x {}", n, why);
+    const uint64_t fb = r.fell_back_total(), sv = r.served;
+    if (sv + fb == 0) continue;
+    out += fmt::format("collplan:   {}: served {}, fell back {}", report_name(i), sv, fb);
+    std::map<std::string, uint64_t> why;  // alphabetical, as before
+    for (size_t k = 0; k < kReasonSlots; ++k)
+      if (const char* w = r.reason[k].load(); w && r.fell_back[k].load()) why[w] += r.fell_back[k].load();
+    for (const auto& [w, n] : why) out += fmt::format("; {} x {}", n, w);
     out += "\n";
   }
   std::fputs(out.c_str(), stderr);
@@ -888,12 +917,10 @@ int collplan_pmpi_force(const char* op, const char* plan) {
 
 void collplan_pmpi_counts(unsigned long long* served, unsigned long long* total) {
   Shim& s = shim();
-  std::lock_guard lk(s.mu);
   unsigned long long sv = 0, all = 0;
   for (const RowStats& r : s.stats) {
     sv += r.served;
-    all += r.served;
-    for (const auto& [why, n] : r.fell_back) all += n;
+    all += r.served + r.fell_back_total();
   }
   if (served) *served = sv;
   if (total) *total = all;
@@ -970,8 +997,12 @@ static int row_of(CallOp op, const NbcStart* nb) { return static_cast<int>(op) +
 
 static bool serve_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                             MPI_Comm comm, NbcStart* nb) {
-  auto red = std::make_shared<Reduction>();
-  Call c = reduction_call(row_of(CallOp::allreduce, nb), CallOp::allreduce, *red, count, datatype, op, comm);
+  // The operator's state lives as long as the replay: the call's for a
+  // blocking call, the request's for a non-blocking one.
+  std::shared_ptr<Reduction> keep = nb ? std::make_shared<Reduction>() : nullptr;
+  Reduction local;
+  Reduction& red = nb ? *keep : local;
+  Call c = reduction_call(row_of(CallOp::allreduce, nb), CallOp::allreduce, red, count, datatype, op, comm);
   c.nb = nb;
   if (count <= 0) {
     c.fallback("empty message");
@@ -979,21 +1010,25 @@ static bool serve_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_D
   }
   const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
   const size_t n = static_cast<size_t>(count);
-  const size_t esize = red->esize;
+  const size_t esize = red.esize;
   auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     const size_t L = block_len(n, e.blocks);
     split(static_cast<const std::byte*>(src), n, esize, e.blocks, L, in);
     split(static_cast<std::byte*>(recvbuf), n, esize, e.blocks, L, out);
     return L;
   };
-  if (nb) nb->keep = red;
+  if (nb) nb->keep = keep;
   return c.run(fill) == Outcome::served;
 }
 
 static bool serve_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                          MPI_Comm comm, NbcStart* nb) {
-  auto red = std::make_shared<Reduction>();
-  Call c = reduction_call(row_of(CallOp::reduce, nb), CallOp::reduce, *red, count, datatype, op, comm);
+  // The operator's state lives as long as the replay: the call's for a
+  // blocking call, the request's for a non-blocking one.
+  std::shared_ptr<Reduction> keep = nb ? std::make_shared<Reduction>() : nullptr;
+  Reduction local;
+  Reduction& red = nb ? *keep : local;
+  Call c = reduction_call(row_of(CallOp::reduce, nb), CallOp::reduce, red, count, datatype, op, comm);
   c.nb = nb;
   c.root = root >= 0 ? static_cast<uint32_t>(root) : 0;
   if (count <= 0) {
@@ -1005,14 +1040,14 @@ static bool serve_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
   PMPI_Comm_rank(comm, &me);
   const void* src = (in_place(sendbuf) && me == root) ? recvbuf : sendbuf;
   const size_t n = static_cast<size_t>(count);
-  const size_t esize = red->esize;
+  const size_t esize = red.esize;
   auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     const size_t L = block_len(n, e.blocks);
     split(static_cast<const std::byte*>(src), n, esize, e.blocks, L, in);
     if (me == root) split(static_cast<std::byte*>(recvbuf), n, esize, e.blocks, L, out);
     return L;
   };
-  if (nb) nb->keep = red;
+  if (nb) nb->keep = keep;
   return c.run(fill) == Outcome::served;
 }
 
@@ -1061,7 +1096,16 @@ static void unpack(const std::byte* from, void* buf, size_t count, MPI_Datatype 
   PMPI_Unpack(from, static_cast<int>(count * b.size), &pos, buf, static_cast<int>(count), t, comm);
 }
 
+// No set loaded: counted (when reporting) and sent to MPI before any work.
+static bool no_set(int row) {
+  Shim& s = shim();
+  if (s.enabled) return false;
+  if (s.active) count_fallback(row, "no plan set");
+  return true;
+}
+
 static bool serve_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, NbcStart* nb) {
+  if (no_set(row_of(CallOp::broadcast, nb))) return false;
   const Bytes tb = bytes_of(datatype);
   const size_t nbytes = count > 0 ? static_cast<size_t>(count) * tb.size : 0;
   Call c{row_of(CallOp::broadcast, nb), CallOp::broadcast, comm, nbytes, Needs{}};
@@ -1075,14 +1119,18 @@ static bool serve_bcast(void* buffer, int count, MPI_Datatype datatype, int root
   if (root < 0) return false;
   int me = 0;
   PMPI_Comm_rank(comm, &me);
-  auto scratch = std::make_shared<std::vector<std::byte>>();
+  // Scratch for a non-contiguous datatype, kept until a non-blocking
+  // replay ends; none is allocated for a contiguous blocking call.
+  auto scratch = nb || !tb.contiguous ? std::make_shared<std::vector<std::byte>>() : nullptr;
+  std::vector<std::byte> unused;
+  std::vector<std::byte>& sc = scratch ? *scratch : unused;
   auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     const size_t L = block_len(nbytes, e.blocks);
     if (me == root) {
-      split(pack(buffer, static_cast<size_t>(count), datatype, tb, *scratch, comm), nbytes, 1, e.blocks, L, in);
+      split(pack(buffer, static_cast<size_t>(count), datatype, tb, sc, comm), nbytes, 1, e.blocks, L, in);
     } else {  // a root's outputs are its inputs: skipped
       std::byte* to = static_cast<std::byte*>(buffer);
-      if (!tb.contiguous) scratch->resize(nbytes), to = scratch->data();
+      if (!tb.contiguous) sc.resize(nbytes), to = sc.data();
       split(to, nbytes, 1, e.blocks, L, out);
     }
     return L;
@@ -1106,6 +1154,7 @@ struct GatherScratch {
 static bool serve_gather(Call& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                          const std::vector<size_t>& counts, const std::vector<ptrdiff_t>& displs,
                          MPI_Datatype recvtype) {
+  if (no_set(c.row)) return false;
   const Bytes rb = bytes_of(recvtype);
   const bool inplace = in_place(sendbuf);
   const Bytes sb = inplace ? rb : bytes_of(sendtype);
@@ -1116,7 +1165,9 @@ static bool serve_gather(Call& c, const void* sendbuf, int sendcount, MPI_Dataty
   int me = 0;
   PMPI_Comm_rank(c.comm, &me);
   const size_t mine = static_cast<size_t>(me);
-  auto sc = std::make_shared<GatherScratch>();
+  auto keep = c.nb || !rb.contiguous || !sb.contiguous ? std::make_shared<GatherScratch>() : nullptr;
+  GatherScratch unused;
+  GatherScratch* sc = keep ? keep.get() : &unused;
   auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     const size_t L = block_len(c.bytes, e.blocks);
     const std::byte* own =
@@ -1148,21 +1199,25 @@ static bool serve_gather(Call& c, const void* sendbuf, int sendcount, MPI_Dataty
     c.fallback("empty message");
     return false;
   }
-  auto after = [sc, counts, displs, recvbuf, recvtype, rb, inplace, mine, comm = c.comm] {
-    if (rb.contiguous) return;
-    for (size_t r = 0; r < counts.size(); ++r)
-      if (!(inplace && r == mine))
-        unpack(sc->out.data() + sc->at[r], static_cast<std::byte*>(recvbuf) + displs[r] * rb.extent, counts[r],
-               recvtype, rb, comm);
+  // A non-contiguous receive type: the rows land in scratch, unpacked
+  // when the replay is over.
+  auto unpack_all = [](const GatherScratch& g, const std::vector<size_t>& cnt, const std::vector<ptrdiff_t>& at,
+                       void* rbuf, MPI_Datatype rtype, const Bytes& b, bool inpl, size_t me_, MPI_Comm comm) {
+    for (size_t r = 0; r < cnt.size(); ++r)
+      if (!(inpl && r == me_))
+        unpack(g.out.data() + g.at[r], static_cast<std::byte*>(rbuf) + at[r] * b.extent, cnt[r], rtype, b, comm);
   };
-  if (c.nb) c.nb->keep = sc, c.nb->finish = after;
+  if (c.nb && !rb.contiguous)
+    c.nb->finish = [=] { unpack_all(*keep, counts, displs, recvbuf, recvtype, rb, inplace, mine, c.comm); };
+  if (c.nb) c.nb->keep = keep;
   if (c.run(fill) != Outcome::served) return false;
-  if (!c.nb) after();
+  if (!c.nb && !rb.contiguous) unpack_all(*keep, counts, displs, recvbuf, recvtype, rb, inplace, mine, c.comm);
   return true;
 }
 
 static bool serve_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm, NbcStart* nb) {
+  if (no_set(row_of(CallOp::allgather, nb))) return false;
   Call c{row_of(CallOp::allgather, nb), CallOp::allgather, comm, 0, Needs{}};
   c.nb = nb;
   int K = 0;
@@ -1177,6 +1232,7 @@ static bool serve_allgather(const void* sendbuf, int sendcount, MPI_Datatype sen
 static bool serve_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                              NbcStart* nb) {
+  if (no_set(kAllgathervRow + (nb ? kNonBlocking : 0))) return false;
   int K = 0;
   PMPI_Comm_size(comm, &K);
   std::vector<size_t> counts(static_cast<size_t>(K));
@@ -1196,8 +1252,12 @@ static bool serve_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
 
 static bool serve_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                        MPI_Op op, MPI_Comm comm, NbcStart* nb) {
-  auto red = std::make_shared<Reduction>();
-  Call c = reduction_call(row_of(CallOp::reduce_scatter, nb), CallOp::reduce_scatter, *red, recvcount, datatype, op,
+  // The operator's state lives as long as the replay: the call's for a
+  // blocking call, the request's for a non-blocking one.
+  std::shared_ptr<Reduction> keep = nb ? std::make_shared<Reduction>() : nullptr;
+  Reduction local;
+  Reduction& red = nb ? *keep : local;
+  Call c = reduction_call(row_of(CallOp::reduce_scatter, nb), CallOp::reduce_scatter, red, recvcount, datatype, op,
                           comm);
   c.nb = nb;
   if (recvcount <= 0) {
@@ -1206,7 +1266,7 @@ static bool serve_reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
   }
   const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
   const size_t rc = static_cast<size_t>(recvcount);
-  const size_t esize = red->esize;
+  const size_t esize = red.esize;
   auto fill = [&](const PlanEntry& e, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     const size_t L = block_len(rc, e.blocks);
     for (uint32_t j = 0; j < e.K; ++j)
@@ -1215,14 +1275,18 @@ static bool serve_reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
     split(static_cast<std::byte*>(recvbuf), rc, esize, e.blocks, L, out);
     return L;
   };
-  if (nb) nb->keep = red;
+  if (nb) nb->keep = keep;
   return c.run(fill) == Outcome::served;
 }
 
 static bool serve_scan(CallOp op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op mop,
                        MPI_Comm comm, NbcStart* nb) {
-  auto red = std::make_shared<Reduction>();
-  Call c = reduction_call(row_of(op, nb), op, *red, count, datatype, mop, comm);
+  // The operator's state lives as long as the replay: the call's for a
+  // blocking call, the request's for a non-blocking one.
+  std::shared_ptr<Reduction> keep = nb ? std::make_shared<Reduction>() : nullptr;
+  Reduction local;
+  Reduction& red = nb ? *keep : local;
+  Call c = reduction_call(row_of(op, nb), op, red, count, datatype, mop, comm);
   c.nb = nb;
   // A prefix plan's result at a rank is one value: consistency is moot.
   c.needs.consistent = false;
@@ -1232,13 +1296,13 @@ static bool serve_scan(CallOp op, const void* sendbuf, void* recvbuf, int count,
   }
   const void* src = in_place(sendbuf) ? recvbuf : sendbuf;
   const size_t n = static_cast<size_t>(count);
-  const size_t esize = red->esize;
+  const size_t esize = red.esize;
   auto fill = [&](const PlanEntry&, uint32_t, rt::InPiece* in, rt::OutPiece* out) {
     in[0] = {src, n * esize};
     out[0] = {recvbuf, n * esize};
     return n;
   };
-  if (nb) nb->keep = red;
+  if (nb) nb->keep = keep;
   return c.run(fill) == Outcome::served;
 }
 
