@@ -8,7 +8,8 @@
 // OPS: comma-separated among allreduce, bcast, reduce, allgather,
 // reduce_scatter, scan, exscan, allgatherv (default all: every call the
 // library intercepts; allgatherv with equal counts). Per size, REPS (default 21) rounds,
-// each timing one call of each side in alternation (so noise hits both
+// each timing one call of each side, the side that goes first alternating
+// from round to round (so noise and the order hit both
 // alike); a call's time is the slowest rank's (MPI_Reduce of MAX over the
 // ranks, outside the timed region); the medians and their ratio
 // library / MPI are printed, with, when the library is loaded, how many of
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
       for (int warm = 0; warm < 2; ++warm) op.fn(true, in, out, n), op.fn(false, in, out, n);
       unsigned long long served = 0;
       for (int r = 0; r < reps; ++r)
-        for (int side = 0; side < 2; ++side) {
+        for (int k = 0; k < 2; ++k) {
+          const int side = (r + k) % 2;  // which goes first alternates: no order bias
           const unsigned long long before = served_now();
           PMPI_Barrier(MPI_COMM_WORLD);
           const double t0 = MPI_Wtime();

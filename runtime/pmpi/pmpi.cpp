@@ -244,10 +244,10 @@ struct Shim {
 };
 constexpr int kUseTable = -2, kUseMpi = -1;
 
-Shim& shim() {
-  static Shim s;
-  return s;
-}
+// One per process, made when the library is loaded (before MPI_Init can be
+// called): no guard to test on every call.
+Shim g_shim;
+inline Shim& shim() { return g_shim; }
 
 void count_served(int row) { shim().stats[static_cast<size_t>(row)].served.fetch_add(1, std::memory_order_relaxed); }
 void count_fallback(int row, const char* why) {
@@ -368,7 +368,7 @@ bool is_floating(rt::ElemType e) {
 
 std::optional<rt::ReduceOp> predefined_op(MPI_Op op) {
   using rt::ReduceOp;
-  const std::pair<MPI_Op, ReduceOp> ops[] = {
+  static const std::pair<MPI_Op, ReduceOp> ops[] = {
       {MPI_SUM, ReduceOp::sum},   {MPI_PROD, ReduceOp::prod}, {MPI_MIN, ReduceOp::min},
       {MPI_MAX, ReduceOp::max},   {MPI_LAND, ReduceOp::land}, {MPI_LOR, ReduceOp::lor},
       {MPI_LXOR, ReduceOp::lxor}, {MPI_BAND, ReduceOp::band}, {MPI_BOR, ReduceOp::bor},
@@ -401,28 +401,57 @@ struct Reduction {
   size_t esize = 0;
 };
 
+// A predefined operator on a datatype: what make_reduction concludes.
+struct Predefined {
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  const char* why = nullptr;
+  size_t esize = 0;
+  rt::UserOpFn fn = nullptr;
+  bool consistent = false;
+};
+// A program reduces with one pair, or a few, over and over: the last pair
+// seen is remembered (predefined operators and datatypes are never freed,
+// so their handles are never reused).
+COLLPLAN_TLS Predefined t_last_predefined;
+
+Predefined predefined(MPI_Datatype type, MPI_Op op, rt::ReduceOp ro) {
+  Predefined p;
+  p.op = op, p.type = type;
+  const std::optional<rt::ElemType> e = elem_type_of(type);
+  if (!e) {
+    p.why = "datatype not served by MPI's predefined operators here (derived, or no collplan kernel for it)";
+    return p;
+  }
+  p.esize = rt::elem_size(*e);
+  const bool bitwise = ro == rt::ReduceOp::band || ro == rt::ReduceOp::bor || ro == rt::ReduceOp::bxor;
+  if (type == MPI_BYTE && !bitwise) {
+    p.why = "MPI_BYTE with an operator other than MPI_BAND/BOR/BXOR";
+    return p;
+  }
+  p.fn = rt::reduce_kernel(ro, *e);
+  if (!p.fn) p.why = "an operator MPI does not define on this datatype";
+  p.consistent = is_floating(*e);
+  return p;
+}
+
 void make_reduction(Reduction& r, MPI_Datatype type, MPI_Op op, size_t count) {
   r.needs.reduction = true;
-  if (const std::optional<rt::ReduceOp> ro = predefined_op(op)) {
-    const std::optional<rt::ElemType> e = elem_type_of(type);
-    if (!e) {
-      r.why = "datatype not served by MPI's predefined operators here (derived, or no collplan kernel for it)";
-      return;
-    }
-    r.esize = rt::elem_size(*e);
-    const bool bitwise = *ro == rt::ReduceOp::band || *ro == rt::ReduceOp::bor || *ro == rt::ReduceOp::bxor;
-    if (type == MPI_BYTE && !bitwise) {
-      r.why = "MPI_BYTE with an operator other than MPI_BAND/BOR/BXOR";
-      return;
-    }
-    r.op.fn = rt::reduce_kernel(*ro, *e);
-    if (!r.op.fn) {
-      r.why = "an operator MPI does not define on this datatype";
-      return;
-    }
+  const Predefined* known = nullptr;
+  if (op != MPI_OP_NULL && op == t_last_predefined.op && type == t_last_predefined.type) {
+    known = &t_last_predefined;
+  } else if (const std::optional<rt::ReduceOp> ro = predefined_op(op)) {
+    t_last_predefined = predefined(type, op, *ro);
+    known = &t_last_predefined;
+  }
+  if (known) {
+    r.why = known->why;
+    if (r.why) return;
+    r.esize = known->esize;
+    r.op.fn = known->fn;
     r.op.elem_size = r.esize;
     r.op.commutative = true;
-    r.needs.consistent = is_floating(*e);
+    r.needs.consistent = known->consistent;
     return;
   }
   UserOpInfo info;
@@ -550,9 +579,6 @@ void run_engine(rt::Engine& eng, rt::Transport& tr, const std::vector<rt::InPiec
   eng.run(tr, ins.data(), outs.data(), row);
 }
 
-const char* f_or_table(const TableRow& forced, const TableRow* r) {
-  return r == &forced ? "forced to mpi" : "table row says mpi";
-}
 
 // ─── Non-blocking replays (nbc.h) ────────────────────────────────────────────
 
@@ -586,10 +612,8 @@ struct Pending {
   std::vector<std::unique_ptr<Nbc>> list;
   std::atomic<int> count{0};
 };
-Pending& pending() {
-  static Pending p;
-  return p;
-}
+Pending g_pending;
+inline Pending& pending() { return g_pending; }
 
 // The generalized request's callbacks: a collective's status says nothing
 // (no source, no tag, no elements), and it cannot be cancelled (MPI makes
@@ -655,39 +679,52 @@ struct Call {
   const char* why = nullptr;  // set: cannot be served
   NbcStart* nb = nullptr;  // set: a non-blocking call (row is then its blocking row + kNonBlocking)
 
+  // The decision alone, before a caller prepares anything for the replay:
+  // the plan's index, or −1 with the fallback counted. Everything it reads
+  // is the same on every rank of comm.
+  int decide() {
+    Shim& s = shim();
+    if (!s.enabled) return fallback("no plan set"), -1;
+    if (why) return fallback(why), -1;
+    if (nb && !s.nonblocking) return fallback("non-blocking calls go to MPI (COLLPLAN_NONBLOCKING=0)"), -1;
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) return fallback("inter-communicator"), -1;
+    int K = 0;
+    PMPI_Comm_size(comm, &K);
+    if (K < 2) return fallback("communicator of one rank"), -1;
+    if (bytes == 0) return fallback("empty message"), -1;
+    int skipped = 0;
+    const TableRow* r = nullptr;
+    if (const int f = s.force[static_cast<size_t>(op)].load(); f != kUseTable) {
+      if (f == kUseMpi) return fallback("forced to mpi"), -1;
+      const PlanEntry& p = s.table.plans[static_cast<size_t>(f)];
+      if (p.K != static_cast<uint32_t>(K)) return fallback("forced plan is for another communicator size"), -1;
+      if (!meets(p, needs)) return fallback("forced plan lacks a property the datatype and operator need"), -1;
+      if (root != 0 && needs.ordered) return fallback("non-commutative operator with root != 0"), -1;
+      return f;
+    }
+    r = s.table.select(op, static_cast<uint32_t>(K), bytes, needs, &skipped);
+    if (!r)
+      return fallback(skipped ? "no plan in the table with the properties the datatype and operator need"
+                              : "no table row for this communicator size and message size"),
+             -1;
+    if (r->plan < 0) return fallback("table row says mpi"), -1;
+    if (root != 0 && needs.ordered) return fallback("non-commutative operator with root != 0"), -1;
+    return r->plan;
+  }
+  int decided = kUndecided;
+  static constexpr int kUndecided = -2;
+
   template <class Fill>
   Outcome run(Fill fill) {
     Shim& s = shim();
     const Inside inside;
-    if (!s.enabled) return fallback("no plan set");
-    if (why) return fallback(why);
-    if (nb && !s.nonblocking) return fallback("non-blocking calls go to MPI (COLLPLAN_NONBLOCKING=0)");
-    int inter = 0;
-    PMPI_Comm_test_inter(comm, &inter);
-    if (inter) return fallback("inter-communicator");
-    int K = 0;
-    PMPI_Comm_size(comm, &K);
-    if (K < 2) return fallback("communicator of one rank");
-    if (bytes == 0) return fallback("empty message");
-    int skipped = 0;
-    TableRow forced_row;
-    const TableRow* r = nullptr;
-    if (const int f = s.force[static_cast<size_t>(op)].load(); f != kUseTable) {
-      forced_row.plan = f;
-      if (f >= 0) {
-        const PlanEntry& p = s.table.plans[static_cast<size_t>(f)];
-        if (p.K != static_cast<uint32_t>(K)) return fallback("forced plan is for another communicator size");
-        if (!meets(p, needs)) return fallback("forced plan lacks a property the datatype and operator need");
-      }
-      r = &forced_row;
-    } else {
-      r = s.table.select(op, static_cast<uint32_t>(K), bytes, needs, &skipped);
-    }
-    if (!r)
-      return fallback(skipped ? "no plan in the table with the properties the datatype and operator need"
-                              : "no table row for this communicator size and message size");
-    if (r->plan < 0) return fallback(f_or_table(forced_row, r));
-    if (root != 0 && needs.ordered) return fallback("non-commutative operator with root != 0");
+    if (decided == kUndecided) decided = decide();
+    if (decided < 0) return Outcome::fallback;  // counted by decide()
+    if (why) return fallback(why);              // found after an early decision
+    const TableRow row_of_plan{op, 0, 0, 0, decided};
+    const TableRow* r = &row_of_plan;
     CommState& st = state_of(comm);
     std::lock_guard lk(st.mu);
     Loaded* loaded = program_for(st, Use{r->plan, root});
@@ -1106,17 +1143,20 @@ static bool no_set(int row) {
 
 static bool serve_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, NbcStart* nb) {
   if (no_set(row_of(CallOp::broadcast, nb))) return false;
-  const Bytes tb = bytes_of(datatype);
-  const size_t nbytes = count > 0 ? static_cast<size_t>(count) * tb.size : 0;
+  int tsize = 0;
+  const bool sized = datatype != MPI_DATATYPE_NULL && PMPI_Type_size(datatype, &tsize) == MPI_SUCCESS && tsize >= 0;
+  const size_t nbytes = count > 0 && sized ? static_cast<size_t>(count) * static_cast<size_t>(tsize) : 0;
   Call c{row_of(CallOp::broadcast, nb), CallOp::broadcast, comm, nbytes, Needs{}};
   c.nb = nb;
-  if (!tb.ok) c.why = "datatype cannot be queried";
+  if (!sized) c.why = "datatype cannot be queried";
   c.root = root >= 0 ? static_cast<uint32_t>(root) : 0;
   if (count <= 0) {
     c.fallback("empty message");
     return false;
   }
   if (root < 0) return false;
+  if (c.decide() < 0) return false;  // before the datatype's layout is asked for
+  const Bytes tb = bytes_of(datatype);
   int me = 0;
   PMPI_Comm_rank(comm, &me);
   // Scratch for a non-contiguous datatype, kept until a non-blocking
@@ -1220,6 +1260,12 @@ static bool serve_allgather(const void* sendbuf, int sendcount, MPI_Datatype sen
   if (no_set(row_of(CallOp::allgather, nb))) return false;
   Call c{row_of(CallOp::allgather, nb), CallOp::allgather, comm, 0, Needs{}};
   c.nb = nb;
+  // Decided before the per-rank lists are built (serve_gather computes the
+  // same size again).
+  if (int tsize = 0; recvcount > 0 && PMPI_Type_size(recvtype, &tsize) == MPI_SUCCESS && tsize > 0) {
+    c.bytes = static_cast<uint64_t>(recvcount) * static_cast<uint64_t>(tsize);
+    if (c.decide() < 0) return false;
+  }
   int K = 0;
   PMPI_Comm_size(comm, &K);
   const size_t rc = static_cast<size_t>(std::max(recvcount, 0));
@@ -1235,6 +1281,18 @@ static bool serve_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
   if (no_set(kAllgathervRow + (nb ? kNonBlocking : 0))) return false;
   int K = 0;
   PMPI_Comm_size(comm, &K);
+  // The table is asked for an allgather of the largest block.
+  Call c{kAllgathervRow + (nb ? kNonBlocking : 0), CallOp::allgather, comm, 0, Needs{}};
+  c.nb = nb;
+  int most = 0, tsize = 0;
+  for (int r = 0; r < K; ++r) most = std::max(most, recvcounts[r]);
+  if (most > 0 && PMPI_Type_size(recvtype, &tsize) == MPI_SUCCESS && tsize > 0) {
+    bool negative = false;
+    for (int r = 0; r < K; ++r) negative |= recvcounts[r] < 0;
+    if (negative) c.why = "negative count";
+    c.bytes = static_cast<uint64_t>(most) * static_cast<uint64_t>(tsize);
+    if (c.decide() < 0) return false;  // before the per-rank lists are built
+  }
   std::vector<size_t> counts(static_cast<size_t>(K));
   std::vector<ptrdiff_t> disp(counts.size());
   bool bad = false;  // recvcounts are the same on every rank, displs need not be
@@ -1243,9 +1301,6 @@ static bool serve_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
     counts[static_cast<size_t>(r)] = static_cast<size_t>(std::max(recvcounts[r], 0));
     disp[static_cast<size_t>(r)] = displs[r];
   }
-  // The table is asked for an allgather of the largest block.
-  Call c{kAllgathervRow + (nb ? kNonBlocking : 0), CallOp::allgather, comm, 0, Needs{}};
-  c.nb = nb;
   if (bad) c.why = "negative count";
   return serve_gather(c, sendbuf, sendcount, sendtype, recvbuf, counts, disp, recvtype);
 }
