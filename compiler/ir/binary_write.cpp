@@ -50,6 +50,11 @@ class BlobWriter {
 
 void write_combo(BlobWriter& w, const std::vector<Term>& terms, uint32_t eb) {
   const uint64_t n = terms.size();
+  if (n == 1 && terms[0].coeff == 1) {  // a copy, most combinations: the unit encoding is the shortest
+    w.u8(kComboUnit);
+    w.u32(terms[0].slot);
+    return;
+  }
   bool run = n >= 1, ones = true;
   for (size_t i = 0; i < n; ++i) {
     run = run && terms[i].slot == terms[0].slot + i && terms[0].slot + i >= terms[0].slot;  // no wrap-around

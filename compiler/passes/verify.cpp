@@ -273,11 +273,12 @@ RandomizedInputs randomized_inputs(const Field& f, const Postcondition& pc, cons
   in.seed = opt.seed;
   const uint32_t W = in.trials;
   SplitMix64 rng(opt.seed);
+  const UniformDraw uniform(f);
   // Input-major (the evaluator's layout), drawn trial by trial so that a
   // seed gives the same vectors as it always has.
   std::vector<Elem> x(static_cast<size_t>(W) * pc.num_inputs());
   for (uint32_t w = 0; w < W; ++w)
-    for (size_t g = 0; g < pc.num_inputs(); ++g) x[g * W + w] = rng.uniform(f);
+    for (size_t g = 0; g < pc.num_inputs(); ++g) x[g * W + w] = uniform(rng);
   in.expected = std::make_shared<const Evaluator>(f, pc, std::move(x), W);
   return in;
 }
