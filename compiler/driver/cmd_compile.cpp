@@ -101,7 +101,14 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
   res.plan.spec.algorithm += blocks_note;  // how n was chosen travels with the plan
   if (!quiet)
     for (const auto& line : res.log) std::cerr << "  " << line << "\n";
-  if (!out.empty()) ir::write_binary(res.plan, out);
+  // The digest comes with the write (the plan is not encoded twice); without
+  // a file it is computed only where it is printed.
+  std::optional<Digest> digest;
+  if (!out.empty()) digest = ir::write_binary(res.plan, out);
+  auto digest_hex = [&] {
+    if (!digest) digest = ir::plan_digest(res.plan);
+    return digest->hex();
+  };
   if (!json_out.empty()) ir::write_json_file(res.plan, json_out, with_matrix, passes::cost_json(res.cost));
   std::vector<std::string> notes;
   if (spec.op == OpKind::Encode && spec.p + 1 > spec.K && res.plan.spec.algorithm == "prepare-shoot")
@@ -121,7 +128,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
     j["files"] = {{"binary", out.empty() ? nlohmann::json(nullptr) : nlohmann::json(out)},
                   {"json", json_out.empty() ? nlohmann::json(nullptr) : nlohmann::json(json_out)},
                   {"generator", gen_out.empty() ? nlohmann::json(nullptr) : nlohmann::json(gen_out)}};
-    j["digest"] = ir::plan_digest(res.plan).hex();
+    j["digest"] = digest_hex();
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -156,7 +163,7 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
   for (const auto& n : notes) std::cout << "note: " << n << "\n";
   std::cout << cost_source;
   print_cost(res.cost, m, &res.generator_cost);
-  if (!out.empty()) std::cout << fmt::format("wrote {} (digest {})\n", out, ir::plan_digest(res.plan).hex());
+  if (!out.empty()) std::cout << fmt::format("wrote {} (digest {})\n", out, digest_hex());
   if (!json_out.empty()) std::cout << fmt::format("wrote {}\n", json_out);
   if (!gen_line.empty()) std::cout << gen_line << "\n";
   return 0;

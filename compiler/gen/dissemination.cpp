@@ -84,6 +84,12 @@ std::string dissemination_why_not(const Spec& spec, bool circulant) {
   return {};
 }
 
+std::vector<ir::SlotId> SlotRun::slots() const {
+  std::vector<ir::SlotId> v(count);
+  for (uint32_t e = 0; e < count; ++e) v[e] = first + e;
+  return v;
+}
+
 uint32_t allgather_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<DisseminationRound>& rounds,
                          uint32_t first_step, PositionSlots& pos, const std::function<uint32_t(uint32_t)>& size) {
   using namespace ir;
@@ -95,17 +101,23 @@ uint32_t allgather_phase(const ir::Plan& ctx, ir::Program& prog, const std::vect
     last = tr;
     for (uint32_t port = 0; port < rounds[k].size(); ++port) {
       const DisseminationPiece& pc = rounds[k][port];
+      uint64_t elements = 0;
+      for (uint32_t j = 0; j < pc.len; ++j) elements += pos[j].count;
       std::vector<Combo> payload;
+      payload.reserve(elements);
       for (uint32_t j = 0; j < pc.len; ++j)
-        for (SlotId s : pos[j]) payload.push_back(unit(s));
+        for (uint32_t e = 0; e < pos[j].count; ++e) payload.push_back(unit(pos[j][e]));
       if (!payload.empty())
         prog.at_any(ts).sends.push_back(make_send(ctx, prog, port, (r + K - pc.offset) % K, std::move(payload)));
-      std::vector<SlotId> into;
+      // The piece's positions, in order, land in consecutive new slots.
+      const SlotId from = prog.num_slots;
       for (uint32_t j = pc.offset; j < pc.offset + pc.len; ++j) {
-        COLLPLAN_ASSERT(pos[j].empty(), "allgather_phase: position received twice");
-        for (uint32_t e = size((r + j) % K); e > 0; --e) pos[j].push_back(prog.new_slot());
-        into.insert(into.end(), pos[j].begin(), pos[j].end());
+        COLLPLAN_ASSERT(!pos[j].set(), "allgather_phase: position received twice");
+        pos[j] = SlotRun{prog.num_slots, size((r + j) % K)};
+        prog.num_slots += pos[j].count;
       }
+      std::vector<SlotId> into(prog.num_slots - from);
+      for (uint32_t i = 0; i < into.size(); ++i) into[i] = from + i;
       if (!into.empty())
         prog.at_any(tr).recvs.push_back(make_recv(ctx, prog, tr, port, (r + pc.offset) % K, std::move(into)));
     }
@@ -117,7 +129,7 @@ uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std:
                               uint32_t first_step, PositionSlots& partial) {
   using namespace ir;
   const uint32_t K = ctx.spec.K, lambda = ctx.spec.lambda, r = prog.rank;
-  COLLPLAN_ASSERT(partial.size() == K, "reduce_scatter_phase: one slot list per position");
+  COLLPLAN_ASSERT(partial.size() == K, "reduce_scatter_phase: one slot run per position");
   uint32_t last = first_step - 1;
   for (size_t i = 0; i < rounds.size(); ++i) {
     const DisseminationRound& round = rounds[rounds.size() - 1 - i];
@@ -129,13 +141,16 @@ uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std:
     uint32_t widest = 0;
     for (const DisseminationPiece& pc : round) widest = std::max(widest, pc.len);
     std::vector<uint64_t> at(widest + 1, 0);
-    for (uint32_t j = 0; j < widest; ++j) at[j + 1] = at[j] + partial[j].size();
+    for (uint32_t j = 0; j < widest; ++j) at[j + 1] = at[j] + partial[j].count;
     std::vector<SlotId> base(round.size());
     for (uint32_t port = 0; port < round.size(); ++port) {
       const DisseminationPiece& pc = round[port];
+      uint64_t elements = 0;
+      for (uint32_t j = pc.offset; j < pc.offset + pc.len; ++j) elements += partial[j].count;
       std::vector<Combo> payload;
+      payload.reserve(elements);
       for (uint32_t j = pc.offset; j < pc.offset + pc.len; ++j)
-        for (SlotId s : partial[j]) payload.push_back(unit(s));
+        for (uint32_t e = 0; e < partial[j].count; ++e) payload.push_back(unit(partial[j][e]));
       if (!payload.empty())
         prog.at_any(ts).sends.push_back(make_send(ctx, prog, port, (r + pc.offset) % K, std::move(payload)));
       base[port] = prog.num_slots;
@@ -145,13 +160,22 @@ uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std:
         prog.at_any(tr).recvs.push_back(make_recv(ctx, prog, tr, port, (r + K - pc.offset) % K, std::move(into)));
     }
     // Then each element adds what every port brought it, in port order.
+    std::vector<Op> ops;
+    ops.reserve(at[widest]);
     for (uint32_t j = 0; j < widest; ++j)
-      for (size_t e = 0; e < partial[j].size(); ++e) {
-        std::vector<Term> terms{Term{partial[j][e], 1}};
+      for (uint32_t e = 0; e < partial[j].count; ++e) {
+        std::vector<Term> terms;
+        terms.reserve(1 + round.size());
+        terms.push_back(Term{partial[j][e], 1});
         for (uint32_t port = 0; port < round.size(); ++port)
           if (j < round[port].len) terms.push_back(Term{static_cast<SlotId>(base[port] + at[j] + e), 1});
-        prog.at_any(tr).ops.push_back(make_op(prog, partial[j][e], std::move(terms)));
+        ops.push_back(make_op(prog, partial[j][e], std::move(terms)));
       }
+    if (!ops.empty()) {
+      std::vector<Op>& step_ops = prog.at_any(tr).ops;
+      if (step_ops.empty()) step_ops = std::move(ops);
+      else step_ops.insert(step_ops.end(), std::make_move_iterator(ops.begin()), std::make_move_iterator(ops.end()));
+    }
   }
   return last;
 }
@@ -162,12 +186,12 @@ ir::Program reduce_scatter_rank(const ir::Plan& ctx, const std::vector<Dissemina
   Program prog;
   prog.rank = r;
   prog.num_slots = K * n;
-  for (SlotId s = 0; s < K * n; ++s) prog.inputs.push_back(s);
+  prog.inputs.resize(K * n);
+  for (SlotId s = 0; s < K * n; ++s) prog.inputs[s] = s;
   PositionSlots partial(K);
-  for (uint32_t j = 0; j < K; ++j)
-    for (uint32_t b = 0; b < n; ++b) partial[j].push_back(static_cast<SlotId>((uint64_t{r} + j) % K) * n + b);
+  for (uint32_t j = 0; j < K; ++j) partial[j] = SlotRun{static_cast<SlotId>((uint64_t{r} + j) % K) * n, n};
   reduce_scatter_phase(ctx, prog, rounds, 1, partial);
-  prog.outputs = partial[0];
+  prog.outputs = partial[0].slots();
   return prog;
 }
 

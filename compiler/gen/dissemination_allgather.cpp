@@ -40,12 +40,13 @@ ir::Program allgather_rank(const ir::Plan& ctx, const std::vector<DisseminationR
   Program prog;
   prog.rank = r;
   PositionSlots pos(K);
-  for (uint32_t e = 0; e < size(r); ++e) pos[0].push_back(prog.new_slot());
-  prog.inputs = pos[0];
+  pos[0] = SlotRun{prog.num_slots, size(r)};
+  prog.num_slots += size(r);
+  prog.inputs = pos[0].slots();
   allgather_phase(ctx, prog, rounds, 1, pos, size);
   for (uint32_t a = 0; a < K; ++a) {
-    const auto& slots = pos[(uint64_t{a} + K - r) % K];
-    prog.outputs.insert(prog.outputs.end(), slots.begin(), slots.end());
+    const SlotRun& slots = pos[(uint64_t{a} + K - r) % K];
+    for (uint32_t e = 0; e < slots.count; ++e) prog.outputs.push_back(slots[e]);
   }
   return prog;
 }

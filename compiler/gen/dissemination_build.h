@@ -21,13 +21,25 @@ void validate_dissemination_spec(const Spec& spec, const std::vector<OpKind>& op
 // "" when a dissemination generator for `ops` can compute spec, else why.
 std::string dissemination_why_not(const Spec& spec, bool circulant);
 
-// Slots of each position (element order), relative to the rank building.
-using PositionSlots = std::vector<std::vector<ir::SlotId>>;
+// The slots of one position (element order): first, first + 1, ...,
+// first + count − 1. Every position a phase handles is such a run (a rank's
+// own blocks, a chunk of its input, a piece received into new slots), so K
+// positions cost two words each, not a vector each (K² vectors over a plan).
+struct SlotRun {
+  static constexpr ir::SlotId kUnset = UINT32_MAX;  // a position not filled yet
+  ir::SlotId first = kUnset;
+  uint32_t count = 0;
+  bool set() const { return first != kUnset; }
+  ir::SlotId operator[](uint32_t e) const { return first + e; }
+  std::vector<ir::SlotId> slots() const;
+};
+// Slots of each position, relative to the rank building.
+using PositionSlots = std::vector<SlotRun>;
 
 // Appends an allgather phase to `prog` (rank prog.rank of K): round k sends
 // in step first_step + kλ and receives λ − 1 steps later. On entry pos[0]
-// holds the rank's own elements; on exit pos[j] holds position j's, received
-// into new slots. size(a) is the element count of absolute rank a's
+// holds the rank's own elements and the others are unset; on exit pos[j]
+// holds position j's, received into new slots. size(a) is the element count of absolute rank a's
 // position; a piece of no elements is neither sent nor received. Returns the
 // last step used.
 uint32_t allgather_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<DisseminationRound>& rounds,

@@ -37,19 +37,21 @@ ir::Program rsa_rank(const ir::Plan& ctx, const std::vector<DisseminationRound>&
   Program prog;
   prog.rank = r;
   prog.num_slots = n;
-  for (SlotId s = 0; s < n; ++s) prog.inputs.push_back(s);
+  prog.inputs.resize(n);
+  for (SlotId s = 0; s < n; ++s) prog.inputs[s] = s;
   PositionSlots partial(K);
   for (uint32_t j = 0; j < K; ++j) {
     const uint32_t c = static_cast<uint32_t>((uint64_t{r} + j) % K);
-    for (uint32_t b = 0; b < size(c); ++b) partial[j].push_back(chunk_offset(n, K, c) + b);
+    partial[j] = SlotRun{chunk_offset(n, K, c), size(c)};
   }
   reduce_scatter_phase(ctx, prog, rounds, 1, partial);
   PositionSlots pos(K);
   pos[0] = partial[0];
   allgather_phase(ctx, prog, rounds, phase + 1, pos, size);
+  prog.outputs.reserve(n);
   for (uint32_t c = 0; c < K; ++c) {
-    const auto& slots = pos[(uint64_t{c} + K - r) % K];
-    prog.outputs.insert(prog.outputs.end(), slots.begin(), slots.end());
+    const SlotRun& slots = pos[(uint64_t{c} + K - r) % K];
+    for (uint32_t e = 0; e < slots.count; ++e) prog.outputs.push_back(slots[e]);
   }
   return prog;
 }

@@ -77,8 +77,10 @@ std::vector<uint8_t> encode_binary(const Plan& plan);
 Plan decode_binary(const uint8_t* data, size_t size);
 
 // Writes the encoded plan to `path` (through a temporary file renamed into
-// place, so a reader never sees half a file). UserError if it cannot write.
-void write_binary(const Plan& plan, const std::string& path);
+// place, so a reader never sees half a file) and returns its content hash
+// (plan_digest, without encoding the plan again). UserError if it cannot
+// write.
+Digest write_binary(const Plan& plan, const std::string& path);
 
 // Reads and decodes a whole file; UserError (naming the path) when it cannot
 // be read or is damaged.

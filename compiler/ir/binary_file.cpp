@@ -60,7 +60,37 @@ void write_bytes(const std::vector<uint8_t>& bytes, const std::string& path) {
 
 }  // namespace
 
-void write_binary(const Plan& plan, const std::string& path) { write_bytes(encode_binary(plan), path); }
+// Blobs are written as they are encoded, in batches, after room left for
+// the head, which is written last (its index needs every blob's length and
+// hash): the file's image is never held whole beside the plan. A FIFO or a
+// character device is written in order, so the blobs are gathered first.
+Digest write_binary(const Plan& plan, const std::string& path) {
+  files::OutputFile f(path, kWhat);
+  std::vector<uint8_t> head;
+  if (f.seekable()) {
+    constexpr size_t kBatch = size_t{4} << 20;
+    std::vector<uint8_t> batch;
+    uint64_t batch_at = 0;
+    auto flush = [&] {
+      f.write_at(batch_at, batch.data(), batch.size());
+      batch.clear();
+    };
+    head = encode_plan(plan, [&](uint64_t offset, const uint8_t* data, size_t n) {
+      if (batch.empty()) batch_at = offset;
+      batch.insert(batch.end(), data, data + n);  // blobs are contiguous
+      if (batch.size() >= kBatch) flush();
+    });
+    if (!batch.empty()) flush();
+    f.write_at(0, head.data(), head.size());
+  } else {
+    std::vector<uint8_t> body;
+    head = encode_plan(plan, [&](uint64_t, const uint8_t* data, size_t n) { body.insert(body.end(), data, data + n); });
+    f.write(head.data(), head.size());
+    f.write(body.data(), body.size());
+  }
+  f.commit();
+  return head_digest(head);
+}
 
 
 void write_rank_local(const RankPlan& rp, const std::string& path) { write_bytes(encode_rank_local_image(rp), path); }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,17 @@ struct Preamble {
   uint64_t file_size = 0;
   uint64_t head_size = 0;
 };
+
+// Encoding a whole plan (binary_write.cpp): each rank's blob, in rank
+// order, is handed to `blob` (when given) with its offset in the file; the
+// bytes are valid during the call only. Returns the head: preamble, header
+// and index, with every rank hash and the content hash filled in. The file
+// is the head followed by the blobs (the first blob's offset is the head's
+// size).
+using BlobSink = std::function<void(uint64_t offset, const uint8_t* data, size_t n)>;
+std::vector<uint8_t> encode_plan(const Plan& plan, const BlobSink& blob);
+// The content hash a head carries (the plan's identity, plan_digest).
+Digest head_digest(const std::vector<uint8_t>& head);
 
 // Parsing (binary_read.cpp).
 Preamble parse_preamble(const uint8_t* data, size_t avail, uint64_t actual_size);

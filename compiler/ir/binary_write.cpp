@@ -13,8 +13,48 @@ using namespace format;
 
 namespace {
 
-void write_combo(Writer& w, const std::vector<Term>& terms, uint32_t eb) {
+// Appends a rank's blob through a raw cursor into a byte vector that grows
+// by doubling; the destructor cuts the vector to the bytes written. The
+// blobs are nearly all of a plan file (hundreds of MiB at K = 4096), and a
+// capacity check and size update per byte (Writer) was most of their
+// encoding. Only this writer may touch the vector while it lives.
+class BlobWriter {
+ public:
+  explicit BlobWriter(std::vector<uint8_t>& b) : b_(b), n_(b.size()) {}
+  BlobWriter(const BlobWriter&) = delete;
+  BlobWriter& operator=(const BlobWriter&) = delete;
+  ~BlobWriter() { b_.resize(n_); }
+  void u8(uint8_t v) { *room(1) = v; }
+  void u32(uint32_t v) {
+    uint8_t* p = room(4);
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  void elem(Elem v, uint32_t width) {
+    // Truncating a coefficient would silently change the plan's meaning.
+    COLLPLAN_ASSERT(width == 4 || (v >> (8 * width)) == 0,
+                    fmt::format("coefficient {} does not fit a {}-byte field element", v, width));
+    uint8_t* p = room(width);
+    for (uint32_t i = 0; i < width; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+
+ private:
+  uint8_t* room(size_t k) {
+    if (b_.size() - n_ < k) b_.resize(std::max<size_t>(2 * b_.size(), n_ + k + 4096));
+    uint8_t* p = b_.data() + n_;
+    n_ += k;
+    return p;
+  }
+  std::vector<uint8_t>& b_;
+  size_t n_;
+};
+
+void write_combo(BlobWriter& w, const std::vector<Term>& terms, uint32_t eb) {
   const uint64_t n = terms.size();
+  if (n == 1 && terms[0].coeff == 1) {  // a copy, most combinations: the unit encoding is the shortest
+    w.u8(kComboUnit);
+    w.u32(terms[0].slot);
+    return;
+  }
   bool run = n >= 1, ones = true;
   for (size_t i = 0; i < n; ++i) {
     run = run && terms[i].slot == terms[0].slot + i && terms[0].slot + i >= terms[0].slot;  // no wrap-around
@@ -56,13 +96,14 @@ void write_combo(Writer& w, const std::vector<Term>& terms, uint32_t eb) {
   }
 }
 
-void write_slots(Writer& w, const std::vector<SlotId>& slots) {
+template <class W>
+void write_slots(W& w, const std::vector<SlotId>& slots) {
   w.u32(static_cast<uint32_t>(slots.size()));
   for (SlotId s : slots) w.u32(s);
 }
 
 void write_blob(std::vector<uint8_t>& out, const Program& prog, uint32_t eb) {
-  Writer w{out};
+  BlobWriter w{out};
   w.u32(prog.rank);
   w.u32(prog.num_slots);
   write_slots(w, prog.inputs);
@@ -190,10 +231,12 @@ std::vector<uint8_t> assemble_head(uint32_t flags, uint64_t file_size, uint32_t 
   return head;
 }
 
-// Builds preamble + header + index (with the content hash filled in) for
-// `plan`. Rank blobs are appended to *body when it is given; otherwise they
-// are encoded one at a time into a scratch buffer, hashed and dropped.
-std::vector<uint8_t> encode_head(const Plan& plan, std::vector<uint8_t>* body) {
+}  // namespace
+
+// Rank blobs one at a time into a scratch buffer, each handed to `blob` with
+// its offset in the file and dropped; the head last, once every blob's
+// length and hash are known.
+std::vector<uint8_t> format::encode_plan(const Plan& plan, const BlobSink& blob) {
   const Spec& spec = plan.spec;
   const uint32_t R = num_ranks(spec);  // N for decentralized-encode
   COLLPLAN_ASSERT(plan.ranks.size() == R, fmt::format("plan has {} programs for {} ranks", plan.ranks.size(), R));
@@ -211,19 +254,15 @@ std::vector<uint8_t> encode_head(const Plan& plan, std::vector<uint8_t>* body) {
   for (uint32_t k = 0; k < R; ++k) {
     const Program& prog = plan.ranks[k];
     COLLPLAN_ASSERT(prog.rank == k, fmt::format("ranks[{}] holds the program of rank {}", k, prog.rank));
-    std::vector<uint8_t>& buf = body ? *body : scratch;
-    if (!body) scratch.clear();
-    const size_t start = body ? body->size() : 0;
-    write_blob(buf, prog, eb);
-    const uint64_t len = buf.size() - start;
-    index[k] = RankIndexEntry{offset, len, XXH3_64bits(buf.data() + start, len)};
-    offset += len;
+    scratch.clear();
+    write_blob(scratch, prog, eb);
+    index[k] = RankIndexEntry{offset, scratch.size(), XXH3_64bits(scratch.data(), scratch.size())};
+    if (blob) blob(offset, scratch.data(), scratch.size());
+    offset += scratch.size();
   }
 
   return assemble_head(0, offset, R, header, index);
 }
-
-}  // namespace
 
 // A rank-local file (RankPlan): the spec header, one index entry and the
 // rank's blob, appended to the head.
@@ -246,19 +285,26 @@ std::vector<uint8_t> format::encode_rank_local_image(const RankPlan& rp) {
 }
 
 
+// The blobs land after room for the head, which is copied in last: the
+// image is built in place, never copied whole.
 std::vector<uint8_t> encode_binary(const Plan& plan) {
-  std::vector<uint8_t> body;
-  std::vector<uint8_t> out = encode_head(plan, &body);
-  out.insert(out.end(), body.begin(), body.end());
+  std::vector<uint8_t> out;
+  const std::vector<uint8_t> head = encode_plan(plan, [&](uint64_t offset, const uint8_t* data, size_t n) {
+    out.resize(static_cast<size_t>(offset));
+    out.insert(out.end(), data, data + n);
+  });
+  if (out.size() < head.size()) out.resize(head.size());
+  std::copy(head.begin(), head.end(), out.begin());
   return out;
 }
 
-Digest plan_digest(const Plan& plan) {
-  std::vector<uint8_t> head = encode_head(plan, nullptr);
+Digest format::head_digest(const std::vector<uint8_t>& head) {
   Digest d;
   std::copy(head.begin() + kHashOffset, head.begin() + kHashOffset + 16, d.bytes.begin());
   return d;
 }
+
+Digest plan_digest(const Plan& plan) { return head_digest(encode_plan(plan, nullptr)); }
 
 std::vector<uint8_t> encode_rank_local(const RankPlan& rp) { return encode_rank_local_image(rp); }
 

@@ -17,25 +17,7 @@
 
 namespace collplan {
 
-uint64_t SplitMix64::next() {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-Elem SplitMix64::uniform(const Field& f) {
-  const uint64_t q = f.size();
-  // Rejection sampling keeps the draw exactly uniform for any q. For the
-  // binary fields (q a power of two) the same limit and residue come from a
-  // mask instead of two divisions: a K×K matrix draws K^2 elements.
-  const bool pow2 = (q & (q - 1)) == 0;
-  const uint64_t limit = UINT64_MAX - (pow2 ? q - 1 : UINT64_MAX % q);
-  for (;;) {
-    uint64_t v = next();
-    if (v < limit) return static_cast<Elem>(pow2 ? v & (q - 1) : v % q);
-  }
-}
+Elem SplitMix64::uniform(const Field& f) { return UniformDraw(f)(*this); }
 
 Elem SplitMix64::nonzero(const Field& f) {
   for (;;) {

@@ -1,10 +1,10 @@
 #include "passes/alloc_slots.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <numeric>
 
-#include <queue>
 
 #include "support/error.h"
 
@@ -25,6 +25,56 @@ uint32_t program_lambda(const Program& prog) {
       if (st.t >= r.sent_at) lam = std::max<uint32_t>(lam, st.t - r.sent_at + 1);
   return lam;
 }
+
+// The free slots of the left-edge colouring: a bitmap, one bit per slot,
+// under summary levels (a bit per non-zero word of the level below) up to a
+// single word, so the lowest free slot is found in one word per level. A
+// heap with lazy deletion had a push and a pop per variable (every value an
+// op accumulates in place frees one slot and retakes it), a fifth of the
+// pass at K = 4096.
+class FreeSlots {
+ public:
+  FreeSlots() : level_(1, std::vector<uint64_t>(1, 0)) {}
+  // One slot more (the next number), not free.
+  void add() {
+    ++n_;
+    for (size_t i = 0, need = words(n_);; ++i, need = words(need)) {
+      if (i == level_.size()) {
+        // A new top level: its one bit says whether the old top has any.
+        level_.push_back(std::vector<uint64_t>(1, level_[i - 1][0] != 0 ? 1 : 0));
+      }
+      if (level_[i].size() < need) level_[i].resize(need, 0);
+      if (need == 1) break;
+    }
+  }
+  bool empty() const { return level_.back()[0] == 0; }
+  bool is_free(SlotId c) const { return (level_[0][c >> 6] >> (c & 63)) & 1; }
+  void free(SlotId c) {
+    for (uint64_t i = 0, x = c; i < level_.size(); ++i, x >>= 6) {
+      uint64_t& w = level_[i][x >> 6];
+      const bool had = w != 0;
+      w |= uint64_t{1} << (x & 63);
+      if (had) break;  // the levels above already show this word
+    }
+  }
+  void take(SlotId c) {
+    for (uint64_t i = 0, x = c; i < level_.size(); ++i, x >>= 6) {
+      uint64_t& w = level_[i][x >> 6];
+      w &= ~(uint64_t{1} << (x & 63));
+      if (w != 0) break;  // the word still has free slots
+    }
+  }
+  SlotId lowest() const {  // !empty()
+    uint64_t x = 0;
+    for (size_t i = level_.size(); i-- > 0;) x = x * 64 + static_cast<uint64_t>(std::countr_zero(level_[i][x]));
+    return static_cast<SlotId>(x);
+  }
+
+ private:
+  static size_t words(size_t bits) { return (bits + 63) / 64; }
+  std::vector<std::vector<uint64_t>> level_;  // level_[0]: one bit per slot; the last: one word
+  size_t n_ = 0;
+};
 
 }  // namespace
 
@@ -82,6 +132,16 @@ void alloc_slots_rank(Program& prog, uint32_t lambda) {
   // for the last time; taking that slot makes the op an in-place
   // accumulation (no copy of the first term).
   std::vector<uint32_t> hint;
+  {
+    size_t writes = prog.inputs.size();
+    for (const Step& st : prog.steps) {
+      for (const Recv& r : st.recvs) writes += r.into.size();
+      writes += st.ops.size();
+    }
+    first_def.reserve(writes);
+    busy.reserve(writes);
+    hint.reserve(writes);
+  }
   std::vector<uint32_t> cur(S, kNoVar);
   auto new_var = [&](uint64_t from, uint64_t at) {
     first_def.push_back(from);
@@ -155,10 +215,8 @@ void alloc_slots_rank(Program& prog, uint32_t lambda) {
   // variable has ended. Optimal for interval graphs (uses as many slots as
   // the largest number of simultaneously live values).
   // An op's value takes its hint's slot when that is free (still optimal:
-  // any free slot keeps the colouring minimal); the queue drops the entries
-  // of slots taken so (is_free).
-  std::priority_queue<SlotId, std::vector<SlotId>, std::greater<>> free_slots;
-  std::vector<char> is_free;
+  // any free slot keeps the colouring minimal).
+  FreeSlots free_slots;
   SlotId colors = 0;
   std::vector<SlotId> color(nvars, 0);
   size_t released = 0;  // ending[0, released) have given their slot back
@@ -166,23 +224,18 @@ void alloc_slots_rank(Program& prog, uint32_t lambda) {
     // Every variable that ends by v's first write started before it (its
     // interval is non-empty), so it has its colour already.
     const size_t upto = free_at[first_def[v] + 1];
-    for (; released < upto; ++released) {
-      const SlotId c = color[ending[released]];
-      is_free[c] = 1;
-      free_slots.push(c);
-    }
-    while (!free_slots.empty() && !is_free[free_slots.top()]) free_slots.pop();
+    for (; released < upto; ++released) free_slots.free(color[ending[released]]);
     SlotId c;
-    if (hint[v] != kNoVar && is_free[color[hint[v]]]) {
+    if (hint[v] != kNoVar && free_slots.is_free(color[hint[v]])) {
       c = color[hint[v]];
+      free_slots.take(c);
     } else if (!free_slots.empty()) {
-      c = free_slots.top();
-      free_slots.pop();
+      c = free_slots.lowest();
+      free_slots.take(c);
     } else {
       c = colors++;
-      is_free.push_back(0);
+      free_slots.add();
     }
-    is_free[c] = 0;
     color[v] = c;
   }
   // The same walk again, renaming every read to its variable's colour and

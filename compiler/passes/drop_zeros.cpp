@@ -22,7 +22,9 @@ using namespace ir;
 struct ZeroDomain {
   using Value = uint8_t;  // 1 = structurally zero
   Plan& plan;
-  std::unordered_map<uint64_t, std::vector<uint8_t>> kept_mask;  // per message (key): element kept?
+  // Per message (key): element kept? Empty when every element is kept (a
+  // plain collective has no zeros: its messages stay as they are).
+  std::unordered_map<uint64_t, std::vector<uint8_t>> kept_mask;
 
   uint64_t key(Rank from, Port port, StepNo t) const {
     return (static_cast<uint64_t>(t) * plan.ranks.size() + from) * plan.spec.p + port;
@@ -41,11 +43,18 @@ struct ZeroDomain {
   }
   void on_send(Rank k, const Step& st, size_t si, const std::vector<Value>& payload) {
     Send& s = step(k, st).sends[si];
-    std::vector<uint8_t> keep(payload.size());
-    std::vector<Combo> kept;
-    for (size_t e = 0; e < payload.size(); ++e)
-      if ((keep[e] = !payload[e])) kept.push_back(std::move(s.payload[e]));
-    s.payload = std::move(kept);
+    std::vector<uint8_t> keep;
+    if (std::find(payload.begin(), payload.end(), Value{1}) != payload.end()) {
+      keep.resize(payload.size());
+      size_t w = 0;
+      for (size_t e = 0; e < payload.size(); ++e)
+        if ((keep[e] = !payload[e])) {
+          if (w != e) s.payload[w] = std::move(s.payload[e]);  // a vector moved onto itself would empty
+          ++w;
+        }
+      s.payload.resize(w);
+      s.payload.shrink_to_fit();  // what is dropped is not held to the end
+    }
     kept_mask[key(k, s.port, st.t)] = std::move(keep);
   }
   // Zero-ness ignores coefficients on purpose: a coefficient that happens
@@ -56,19 +65,32 @@ struct ZeroDomain {
   }
 };
 
+// Ops are removed in place, and only from a step that has a dead one.
 void eliminate_dead_ops(Program& prog) {
-  std::vector<uint8_t> live(prog.num_slots, 0);
+  std::vector<uint8_t> live(prog.num_slots, 0), keep;
   for (SlotId s : prog.outputs) live[s] = 1;
   for (auto st = prog.steps.rbegin(); st != prog.steps.rend(); ++st) {
-    std::vector<Op> kept;
-    for (auto op = st->ops.rbegin(); op != st->ops.rend(); ++op) {
-      if (!live[op->dst]) continue;
-      live[op->dst] = 0;
-      for (const Term& t : op->terms) live[t.slot] = 1;
-      kept.push_back(std::move(*op));
+    keep.assign(st->ops.size(), 1);
+    bool all = true;
+    for (size_t oi = st->ops.size(); oi-- > 0;) {
+      const Op& op = st->ops[oi];
+      if (!live[op.dst]) {
+        keep[oi] = 0, all = false;
+        continue;
+      }
+      live[op.dst] = 0;
+      for (const Term& t : op.terms) live[t.slot] = 1;
     }
-    std::reverse(kept.begin(), kept.end());
-    st->ops = std::move(kept);
+    if (!all) {
+      size_t w = 0;
+      for (size_t oi = 0; oi < st->ops.size(); ++oi)
+        if (keep[oi]) {
+          if (w != oi) st->ops[w] = std::move(st->ops[oi]);
+          ++w;
+        }
+      st->ops.resize(w);
+      st->ops.shrink_to_fit();
+    }
     for (const Recv& r : st->recvs)
       for (SlotId s : r.into) live[s] = 0;
     for (const Send& s : st->sends)
@@ -82,26 +104,25 @@ void eliminate_dead_ops(Program& prog) {
 void drop_zeros(Plan& plan) {
   ZeroDomain dom{plan, {}};
   simulate(plan, dom);
+  // One walk per program (its records still in cache) for what the
+  // simulation left: empty sends, ops reduced to dst := dst, the receive
+  // slots of dropped elements, then dead ops.
   for (Program& prog : plan.ranks) {
     for (Step& st : prog.steps) {
       std::erase_if(st.sends, [](const Send& s) { return s.payload.empty(); });
       std::erase_if(st.ops, [](const Op& op) {
         return op.terms.size() == 1 && op.terms[0].slot == op.dst && op.terms[0].coeff == 1;
       });
-    }
-  }
-  for (Program& prog : plan.ranks) {
-    for (Step& st : prog.steps) {
-      std::vector<Recv> recvs;
       for (Recv& r : st.recvs) {
         const auto& keep = dom.kept_mask.at(dom.key(r.from, r.port, r.sent_at));
-        std::vector<SlotId> into;
+        if (keep.empty()) continue;  // every element kept
+        size_t w = 0;
         for (size_t e = 0; e < r.into.size(); ++e)
-          if (keep[e]) into.push_back(r.into[e]);
-        r.into = std::move(into);
-        if (!r.into.empty()) recvs.push_back(std::move(r));
+          if (keep[e]) r.into[w++] = r.into[e];
+        r.into.resize(w);
+        r.into.shrink_to_fit();
       }
-      st.recvs = std::move(recvs);
+      std::erase_if(st.recvs, [](const Recv& r) { return r.into.empty(); });
     }
     eliminate_dead_ops(prog);
     // An output whose writes were all removed (it is zero) gets dst := 0.

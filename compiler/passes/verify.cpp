@@ -100,10 +100,10 @@ using Entry = Postcondition::Entry;
 constexpr uint32_t kNoInput = UINT32_MAX;
 
 struct SparseValue {
-  std::shared_ptr<const std::vector<Entry>> many;  // two or more entries
-  Entry one{kNoInput, 0};                          // exactly one entry (many empty)
-  size_t size() const { return many ? many->size() : one.input != kNoInput ? 1 : 0; }
-  const Entry* begin() const { return many ? many->data() : &one; }
+  std::shared_ptr<const Entry[]> many;  // two or more entries (one allocation)
+  Entry one{kNoInput, 0};               // exactly one entry (many empty); with many, one.input is their count
+  size_t size() const { return many ? one.input : one.input != kNoInput ? 1 : 0; }
+  const Entry* begin() const { return many ? many.get() : &one; }
   const Entry* end() const { return begin() + size(); }
 };
 
@@ -116,7 +116,8 @@ struct SparseDomain {
   const Postcondition& pc;
   uint64_t budget;    // entries the evaluation may build in all
   uint64_t built = 0;
-  std::vector<Entry> buf;
+  std::vector<Entry> buf, merged;
+  std::vector<size_t> bounds, next_bounds;
 
   Value undefined() { return {}; }
   Value input(Rank k, uint32_t i) { return Value{nullptr, Entry{pc.input_offset[k] + i, 1}}; }
@@ -125,23 +126,32 @@ struct SparseDomain {
     if (built > budget) throw OverBudget{};
     if (v.empty()) return {};
     if (v.size() == 1) return Value{nullptr, v[0]};
-    return Value{std::make_shared<const std::vector<Entry>>(v.begin(), v.end()), {}};
+    std::shared_ptr<Entry[]> many = std::make_shared_for_overwrite<Entry[]>(v.size());
+    std::copy(v.begin(), v.end(), many.get());
+    return Value{std::move(many), Entry{static_cast<uint32_t>(v.size()), 0}};
   }
+  Elem scaled(Elem c, Elem e) const { return c == 1 ? e : f.mul(c, e); }
   Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
-    const Term* only = nullptr;
+    const Term *only = nullptr, *first = nullptr;
     size_t live = 0, total = 0;
     for (const Term& t : terms)
-      if (t.coeff != 0 && slots[t.slot].size() != 0) ++live, only = &t, total += slots[t.slot].size();
+      if (t.coeff != 0 && slots[t.slot].size() != 0) {
+        if (!first) first = &t;
+        ++live, only = &t, total += slots[t.slot].size();
+      }
     if (live == 0) return {};
     if (live == 1 && only->coeff == 1) return slots[only->slot];  // shared, not copied
+    if (live == 2) return sum_of_two(*first, *only, slots, total);
     buf.clear();
     buf.reserve(total);
+    bounds.assign(1, 0);
     for (const Term& t : terms) {
-      if (t.coeff == 0) continue;
+      if (t.coeff == 0 || slots[t.slot].size() == 0) continue;
       for (const Entry& e : slots[t.slot]) buf.push_back({e.input, t.coeff == 1 ? e.coeff : f.mul(t.coeff, e.coeff)});
+      bounds.push_back(buf.size());
     }
     if (live > 1) {
-      std::sort(buf.begin(), buf.end(), [](const Entry& a, const Entry& b) { return a.input < b.input; });
+      merge_runs();
       size_t w = 0;
       for (size_t r = 0; r < buf.size();) {
         Entry acc = buf[r++];
@@ -151,6 +161,53 @@ struct SparseDomain {
       buf.resize(w);
     }
     return make(buf);
+  }
+  // a·x + b·y in one merge of the two input-ordered values, equal inputs
+  // added (the most common combination: a partial sum and what arrived).
+  Value sum_of_two(const Term& a, const Term& b, const std::vector<Value>& slots, size_t total) {
+    const Value &x = slots[a.slot], &y = slots[b.slot];
+    const Entry *i = x.begin(), *ie = x.end(), *j = y.begin(), *je = y.end();
+    buf.clear();
+    buf.reserve(total);
+    while (i != ie && j != je) {
+      if (i->input < j->input) {
+        buf.push_back({i->input, scaled(a.coeff, i->coeff)});
+        ++i;
+      } else if (j->input < i->input) {
+        buf.push_back({j->input, scaled(b.coeff, j->coeff)});
+        ++j;
+      } else {
+        const Elem c = f.add(scaled(a.coeff, i->coeff), scaled(b.coeff, j->coeff));
+        if (c != 0) buf.push_back({i->input, c});
+        ++i, ++j;
+      }
+    }
+    for (; i != ie; ++i) buf.push_back({i->input, scaled(a.coeff, i->coeff)});
+    for (; j != je; ++j) buf.push_back({j->input, scaled(b.coeff, j->coeff)});
+    return make(buf);
+  }
+  // buf holds sorted runs [bounds[i], bounds[i+1]) (every value is kept in
+  // input order, and a non-zero coefficient keeps it so); merged pairwise
+  // until one run is left: O(entries · log runs), where sorting the whole
+  // was O(entries · log entries) and most of an allreduce's exact check.
+  void merge_runs() {
+    const auto by_input = [](const Entry& a, const Entry& b) { return a.input < b.input; };
+    while (bounds.size() > 2) {
+      merged.resize(buf.size());
+      next_bounds.assign(1, 0);
+      size_t i = 0;
+      for (; i + 2 < bounds.size(); i += 2) {
+        std::merge(buf.begin() + bounds[i], buf.begin() + bounds[i + 1], buf.begin() + bounds[i + 1],
+                   buf.begin() + bounds[i + 2], merged.begin() + bounds[i], by_input);
+        next_bounds.push_back(bounds[i + 2]);
+      }
+      if (i + 1 < bounds.size()) {  // an odd run left over
+        std::copy(buf.begin() + bounds[i], buf.begin() + bounds[i + 1], merged.begin() + bounds[i]);
+        next_bounds.push_back(bounds[i + 1]);
+      }
+      buf.swap(merged);
+      bounds.swap(next_bounds);
+    }
   }
 };
 
@@ -216,11 +273,12 @@ RandomizedInputs randomized_inputs(const Field& f, const Postcondition& pc, cons
   in.seed = opt.seed;
   const uint32_t W = in.trials;
   SplitMix64 rng(opt.seed);
+  const UniformDraw uniform(f);
   // Input-major (the evaluator's layout), drawn trial by trial so that a
   // seed gives the same vectors as it always has.
   std::vector<Elem> x(static_cast<size_t>(W) * pc.num_inputs());
   for (uint32_t w = 0; w < W; ++w)
-    for (size_t g = 0; g < pc.num_inputs(); ++g) x[g * W + w] = rng.uniform(f);
+    for (size_t g = 0; g < pc.num_inputs(); ++g) x[g * W + w] = uniform(rng);
   in.expected = std::make_shared<const Evaluator>(f, pc, std::move(x), W);
   return in;
 }
@@ -257,7 +315,7 @@ VerifyReport verify(const Plan& plan, const Postcondition& pc, const VerifyOptio
   }
   if (rep.mode == VerifyMode::Exact) {
     try {
-      ExactCheck dom{{f, pc, budget, 0, {}}, plan, {}};
+      ExactCheck dom{{f, pc, budget, 0, {}, {}, {}, {}}, plan, {}};
       simulate(plan, dom);
       rep.error_log2 = -INFINITY;
       return rep;

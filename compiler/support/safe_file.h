@@ -282,6 +282,27 @@ class OutputFile {
   }
   void write(std::string_view s) { write(s.data(), s.size()); }
 
+  // Whether write_at can be used: a temporary (a regular file) can be
+  // written at any offset; a character device or a FIFO only in order.
+  bool seekable() const { return !direct_; }
+  // Writes at `offset` of the file (seekable() only), leaving the rest as
+  // it is: a writer can fill a part whose content it learns last (a plan
+  // file's index) after the parts that follow it.
+  void write_at(uint64_t offset, const void* data, size_t n) {
+    COLLPLAN_ASSERT(!direct_, "OutputFile::write_at on a file written in order");
+    const char* p = static_cast<const char*>(data);
+    while (n > 0) {
+      const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        fail_and_abandon(errno);
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+      offset += static_cast<uint64_t>(w);
+    }
+  }
+
   // Flushes, renames into place, syncs the directory. After it, the file is
   // the target's content.
   void commit() {

@@ -13,8 +13,11 @@
 #include <set>
 #include <sstream>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "gen/dissemination.h"
 #include "gen/prepare_shoot.h"
 #include "ir/binary.h"
 #include "json/json.h"
@@ -285,6 +288,38 @@ TEST_CASE("binary: files, header and per-rank loading", "[formats][binary]") {
     const std::string msg = refusal_of([&] { read_rank(file.path, 5, nullptr); });
     CHECK_THAT(msg, Catch::Contains("rank 5 is not in this plan") && Catch::Contains("0..4"));
   }
+}
+
+// write_binary puts the blobs in the file as they are encoded, in batches of
+// a few MiB, and the head last; into a FIFO it writes in order. Either way
+// the file is encode_binary's image and the digest it returns plan_digest.
+TEST_CASE("binary: a file written in batches or through a FIFO is the encoded image", "[formats][binary]") {
+  // 4.6 MiB: more than one batch.
+  const Plan plan = gen::dissemination_reduce_scatter(test::plain_spec(OpKind::ReduceScatter, 384, 1, 1, 1, Field::gf256()));
+  const std::vector<uint8_t> image = encode_binary(plan);
+  REQUIRE(image.size() > (size_t{4} << 20));
+  const std::string bytes(image.begin(), image.end());
+  TempFile file("batched.cplan");
+  CHECK(write_binary(plan, file.path) == plan_digest(plan));
+  CHECK(test::read_file(file.path) == bytes);
+
+  const Plan small = busy_plan(Field::gf256(), 3, "vandermonde", 7);
+  TempFile fifo("plan.fifo");
+  REQUIRE(::mkfifo(fifo.path.c_str(), 0600) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    try {
+      ::_exit(write_binary(small, fifo.path) == plan_digest(small) ? 0 : 2);
+    } catch (...) {
+      ::_exit(1);
+    }
+  }
+  const std::vector<uint8_t> small_image = encode_binary(small);
+  CHECK(test::read_file(fifo.path) == std::string(small_image.begin(), small_image.end()));
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
 }
 
 TEST_CASE("binary: file errors name the path", "[formats][binary]") {
