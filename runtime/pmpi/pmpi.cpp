@@ -1030,15 +1030,21 @@ bool nbc_free_request(MPI_Request* req) {
 // points first complete every pending non-blocking replay (nbc_drain), the
 // non-blocking ones make progress on them (nbc.h).
 
+// A reduction's operator state lives as long as its replay: on the stack
+// for a blocking call, with the request for a non-blocking one.
+struct ReductionState {
+  std::shared_ptr<Reduction> keep;
+  Reduction local;
+  explicit ReductionState(const NbcStart* nb) : keep(nb ? std::make_shared<Reduction>() : nullptr) {}
+  Reduction& get() { return keep ? *keep : local; }
+};
+
 static int row_of(CallOp op, const NbcStart* nb) { return static_cast<int>(op) + (nb ? kNonBlocking : 0); }
 
 static bool serve_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                             MPI_Comm comm, NbcStart* nb) {
-  // The operator's state lives as long as the replay: the call's for a
-  // blocking call, the request's for a non-blocking one.
-  std::shared_ptr<Reduction> keep = nb ? std::make_shared<Reduction>() : nullptr;
-  Reduction local;
-  Reduction& red = nb ? *keep : local;
+  ReductionState state(nb);
+  Reduction& red = state.get();
   Call c = reduction_call(row_of(CallOp::allreduce, nb), CallOp::allreduce, red, count, datatype, op, comm);
   c.nb = nb;
   if (count <= 0) {
@@ -1054,17 +1060,14 @@ static bool serve_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_D
     split(static_cast<std::byte*>(recvbuf), n, esize, e.blocks, L, out);
     return L;
   };
-  if (nb) nb->keep = keep;
+  if (nb) nb->keep = state.keep;
   return c.run(fill) == Outcome::served;
 }
 
 static bool serve_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                          MPI_Comm comm, NbcStart* nb) {
-  // The operator's state lives as long as the replay: the call's for a
-  // blocking call, the request's for a non-blocking one.
-  std::shared_ptr<Reduction> keep = nb ? std::make_shared<Reduction>() : nullptr;
-  Reduction local;
-  Reduction& red = nb ? *keep : local;
+  ReductionState state(nb);
+  Reduction& red = state.get();
   Call c = reduction_call(row_of(CallOp::reduce, nb), CallOp::reduce, red, count, datatype, op, comm);
   c.nb = nb;
   c.root = root >= 0 ? static_cast<uint32_t>(root) : 0;
@@ -1084,7 +1087,7 @@ static bool serve_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
     if (me == root) split(static_cast<std::byte*>(recvbuf), n, esize, e.blocks, L, out);
     return L;
   };
-  if (nb) nb->keep = keep;
+  if (nb) nb->keep = state.keep;
   return c.run(fill) == Outcome::served;
 }
 
@@ -1307,11 +1310,8 @@ static bool serve_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
 
 static bool serve_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                        MPI_Op op, MPI_Comm comm, NbcStart* nb) {
-  // The operator's state lives as long as the replay: the call's for a
-  // blocking call, the request's for a non-blocking one.
-  std::shared_ptr<Reduction> keep = nb ? std::make_shared<Reduction>() : nullptr;
-  Reduction local;
-  Reduction& red = nb ? *keep : local;
+  ReductionState state(nb);
+  Reduction& red = state.get();
   Call c = reduction_call(row_of(CallOp::reduce_scatter, nb), CallOp::reduce_scatter, red, recvcount, datatype, op,
                           comm);
   c.nb = nb;
@@ -1330,17 +1330,14 @@ static bool serve_reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
     split(static_cast<std::byte*>(recvbuf), rc, esize, e.blocks, L, out);
     return L;
   };
-  if (nb) nb->keep = keep;
+  if (nb) nb->keep = state.keep;
   return c.run(fill) == Outcome::served;
 }
 
 static bool serve_scan(CallOp op, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op mop,
                        MPI_Comm comm, NbcStart* nb) {
-  // The operator's state lives as long as the replay: the call's for a
-  // blocking call, the request's for a non-blocking one.
-  std::shared_ptr<Reduction> keep = nb ? std::make_shared<Reduction>() : nullptr;
-  Reduction local;
-  Reduction& red = nb ? *keep : local;
+  ReductionState state(nb);
+  Reduction& red = state.get();
   Call c = reduction_call(row_of(op, nb), op, red, count, datatype, mop, comm);
   c.nb = nb;
   // A prefix plan's result at a rank is one value: consistency is moot.
@@ -1357,7 +1354,7 @@ static bool serve_scan(CallOp op, const void* sendbuf, void* recvbuf, int count,
     out[0] = {recvbuf, n * esize};
     return n;
   };
-  if (nb) nb->keep = keep;
+  if (nb) nb->keep = state.keep;
   return c.run(fill) == Outcome::served;
 }
 

@@ -278,14 +278,11 @@ void check_op_program_nb(const ir::Plan& plan) {
     a.start(ta, op, count, ia.data(), oa.data());
     b.start(tb, op, count, ib.data(), ob.data());
     bool da = false, db = false;
-    long passes = 0;
     while (!da || !db) {
       if (!db) db = b.progress();  // b first: the other order than they started
       if (!da) da = a.progress();
-      ++passes;
     }
     if (a.running() || b.running()) fail("non-blocking replay: running() after the end");
-    if (passes < 1) fail("non-blocking replay: no pass");
   } catch (const std::exception& e) {
     fail(fmt::format("non-blocking op program {}: {}", plan.spec.blocks, e.what()));
     MPI_Comm_free(&shared);
