@@ -1,28 +1,38 @@
 // bench_pmpi: each collective libcollplan_pmpi intercepts, through the
 // library (MPI_*) against the MPI library itself (PMPI_*) in the same run,
-// on a ladder of message sizes (an OSU-style ladder, 8 B .. 4 MiB).
+// on a ladder of message sizes (8 B .. MAX_BYTES, factors of 4).
 //
 //   mpirun -np K -x LD_PRELOAD=.../libcollplan_pmpi.so -x COLLPLAN_PLANS=DIR
-//          bench_pmpi [REPS] [MAX_BYTES] [OPS]
+//          bench_pmpi [REPS] [MAX_BYTES] [OPS] [BATCH_US]
 //
 // OPS: comma-separated among allreduce, bcast, reduce, allgather,
 // reduce_scatter, scan, exscan, allgatherv (default all: every call the
-// library intercepts; allgatherv with equal counts). Per size, REPS (default 21) rounds,
-// each timing one call of each side, the side that goes first alternating
-// from round to round (so noise and the order hit both
-// alike); a call's time is the slowest rank's (MPI_Reduce of MAX over the
-// ranks, outside the timed region); the medians and their ratio
-// library / MPI are printed, with, when the library is loaded, how many of
-// the library side's calls a plan served (its collplan_pmpi_counts, found
-// with dlsym: "plan" all, "mpi" none). Without the library preloaded, both
-// sides are MPI (a ratio of ~1 shows the method's noise). Doubles with
-// MPI_SUM. The last lines summarize: the worst ratio where the library fell
-// back to MPI, the worst where a plan served, and the sizes a plan served.
+// library intercepts; allgatherv with equal counts). Doubles with MPI_SUM.
+//
+// The method. A sample of a side is a batch of B calls back to back
+// between two barriers (as the Intel MPI Benchmarks time collectives), its
+// time divided by B, the slowest rank's. B is chosen per size so that a
+// batch takes about BATCH_US microseconds (default 500; 0: B = 1, one call
+// between barriers, as the OSU benchmarks do, whose small-message figures
+// on oversubscribed ranks mostly measure how the ranks leave the barrier).
+// Per size, REPS rounds (default 101; fewer for sizes whose rounds would
+// take over 3 s), each timing one sample of three sides in an order
+// rotated from round to round: the library, MPI, and MPI again. The ratio
+// printed is the median over rounds of library / MPI within a round, with
+// its 95% confidence interval (order statistics of the median), and
+// "MPI/MPI", the same for the third side, is the method's noise floor in
+// this very run. With the library, "served" says how many of its side's
+// calls a plan served (collplan_pmpi_counts, found with dlsym: "plan" all,
+// "mpi" none); without it, the library side is MPI too.
+// The last lines summarize: the worst ratio where the library fell back to
+// MPI and the noise floor, the worst where a plan served, the sizes a plan
+// served, and how many sizes were above 1.02.
 #include <mpi.h>
 
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,6 +82,20 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The median of v and a 95% confidence interval for it, distribution-free:
+// the order statistics n/2 -+ 1.96 sqrt(n)/2.
+struct Estimate {
+  double mid, lo, hi;
+};
+Estimate estimate(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size()), half = 1.96 * std::sqrt(n) / 2;
+  const auto at = [&](double k) {
+    return v[static_cast<size_t>(std::clamp(k, 0.0, n - 1))];
+  };
+  return {v[v.size() / 2], at(std::floor(n / 2 - half)), at(std::ceil(n / 2 + half))};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,10 +103,12 @@ int main(int argc, char** argv) {
   int rank = 0, K = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &K);
-  const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
+  const int reps = argc > 1 ? std::max(3, std::atoi(argv[1])) : 101;
   const long max_bytes = argc > 2 ? std::atol(argv[2]) : 4L << 20;
   const std::string ops =
       argc > 3 ? argv[3] : "allreduce,bcast,reduce,allgather,reduce_scatter,scan,exscan,allgatherv";
+  const double batch_us = argc > 4 ? std::max(0.0, std::atof(argv[4])) : 500;
+  constexpr double kSizeBudget = 3.0;  // seconds of timed rounds per size at most
   struct Op {
     const char* name;
     Fn fn;
@@ -99,47 +125,77 @@ int main(int argc, char** argv) {
     if (counts) counts(&served, nullptr);
     return served;
   };
-  double worst_mpi = 0, worst_plan = 0;
+  // One sample: B calls of one side, the slowest rank's time per call (on
+  // every rank).
+  auto sample = [&](const Op& op, bool lib, std::vector<double>& in, std::vector<double>& out, int n, int B) {
+    PMPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (int b = 0; b < B; ++b) op.fn(lib, in, out, n);
+    const double dt = (MPI_Wtime() - t0) / B;
+    double worst = 0;
+    PMPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+  };
+  double worst_mpi = 0, worst_plan = 0, worst_floor = 0;
   std::string worst_mpi_at, worst_plan_at, plan_sizes;
+  int cells = 0, above = 0, floor_above = 0;
   if (rank == 0)
-    std::printf("bench_pmpi: K = %d, %d rounds per size; time = median of the slowest rank's; ratio = library / MPI; "
-                "served = the library side's calls a plan served%s\n",
-                K, reps, counts ? "" : " (library not loaded)");
+    std::printf("bench_pmpi: K = %d; a sample = a batch of B calls (about %.0f us) between barriers, per call, "
+                "the slowest rank's; up to %d rounds per size; ratio = median of library / MPI within a round, "
+                "[95%% interval]; MPI/MPI = the same for MPI against itself (noise floor); served = the library "
+                "side's calls a plan served%s\n",
+                K, batch_us, reps, counts ? "" : " (library not loaded: both sides are MPI)");
   for (const Op& op : all) {
     if (("," + ops + ",").find("," + std::string(op.name) + ",") == std::string::npos) continue;
     if (rank == 0)
-      std::printf("%-15s %10s %12s %12s %7s %7s\n", op.name, "bytes", "library us", "MPI us", "ratio", "served");
+      std::printf("%-15s %10s %5s %6s %12s %12s %7s %17s %8s %7s\n", op.name, "bytes", "B", "rounds", "library us",
+                  "MPI us", "ratio", "[95% interval]", "MPI/MPI", "served");
     for (long bytes = 8; bytes <= max_bytes; bytes *= 4) {
       const int n = static_cast<int>(bytes / 8);
       std::vector<double> in(static_cast<size_t>(n) * op.in_factor, 1.0 + rank), out(static_cast<size_t>(n) * op.out_factor);
-      std::vector<double> t[2];
       for (int warm = 0; warm < 2; ++warm) op.fn(true, in, out, n), op.fn(false, in, out, n);
+      // The batch size and the rounds from MPI's own single-call time (the
+      // same on every rank: each sample is the maximum over ranks).
+      std::vector<double> single;
+      for (int i = 0; i < 5; ++i) single.push_back(sample(op, false, in, out, n, 1));
+      const double t1 = std::max(median(single), 1e-7);
+      const int B = batch_us > 0 ? static_cast<int>(std::clamp(std::ceil(batch_us * 1e-6 / t1), 1.0, 1000.0)) : 1;
+      const int rounds = static_cast<int>(std::clamp(kSizeBudget / (3 * B * t1), 11.0, static_cast<double>(reps)));
+      std::vector<double> t[3], ratio, floor_ratio;
       unsigned long long served = 0;
-      for (int r = 0; r < reps; ++r)
-        for (int k = 0; k < 2; ++k) {
-          const int side = (r + k) % 2;  // which goes first alternates: no order bias
+      for (int r = 0; r < rounds; ++r) {
+        double got[3] = {0, 0, 0};
+        for (int k = 0; k < 3; ++k) {
+          const int side = (r + k) % 3;  // 0 library, 1 MPI, 2 MPI again; the order rotates
           const unsigned long long before = served_now();
-          PMPI_Barrier(MPI_COMM_WORLD);
-          const double t0 = MPI_Wtime();
-          op.fn(side == 0, in, out, n);
-          double dt = MPI_Wtime() - t0, worst = 0;
+          got[side] = sample(op, side == 0, in, out, n, B);
           served += served_now() - before;
-          PMPI_Reduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-          t[side].push_back(worst);
         }
+        for (int k = 0; k < 3; ++k) t[k].push_back(got[k]);
+        ratio.push_back(got[0] / got[1]);
+        floor_ratio.push_back(got[2] / got[1]);
+      }
       if (rank == 0) {
         const double a = median(t[0]) * 1e6, b = median(t[1]) * 1e6;
-        const std::string by = !counts ? "-" : served == 0 ? "mpi" : served == static_cast<unsigned long long>(reps)
-                                                                       ? "plan"
-                                                                       : std::to_string(served) + "/" + std::to_string(reps);
-        std::printf("%-15s %10ld %12.2f %12.2f %7.3f %7s\n", op.name, bytes, a, b, a / b, by.c_str());
+        const Estimate e = estimate(ratio), f = estimate(floor_ratio);
+        const unsigned long long calls = static_cast<unsigned long long>(rounds) * static_cast<unsigned long long>(B);
+        const std::string by = !counts ? "-" : served == 0 ? "mpi" : served == calls ? "plan"
+                                                                      : std::to_string(served) + "/" + std::to_string(calls);
+        char interval[40];
+        std::snprintf(interval, sizeof interval, "[%.3f, %.3f]", e.lo, e.hi);
+        std::printf("%-15s %10ld %5d %6d %12.2f %12.2f %7.3f %17s %8.3f %7s\n", op.name, bytes, B, rounds, a, b,
+                    e.mid, interval, f.mid, by.c_str());
         const std::string at = std::string(op.name) + " " + std::to_string(bytes) + " B";
+        ++cells;
+        above += e.mid > 1.02;
+        floor_above += std::abs(f.mid - 1) > 0.02;
+        worst_floor = std::max(worst_floor, std::abs(f.mid - 1));
         if (served == 0) {
-          if (a / b > worst_mpi) worst_mpi = a / b, worst_mpi_at = at;
+          if (e.mid > worst_mpi) worst_mpi = e.mid, worst_mpi_at = at;
         } else {
-          if (a / b > worst_plan) worst_plan = a / b, worst_plan_at = at;
+          if (e.mid > worst_plan) worst_plan = e.mid, worst_plan_at = at;
           char buf[64];
-          std::snprintf(buf, sizeof buf, " %s:%.2f", at.c_str(), a / b);
+          std::snprintf(buf, sizeof buf, " %s:%.2f", at.c_str(), e.mid);
           plan_sizes += buf;
         }
       }
@@ -149,6 +205,8 @@ int main(int argc, char** argv) {
     if (!worst_mpi_at.empty()) std::printf("worst ratio, library fell back to MPI: %.3f (%s)\n", worst_mpi, worst_mpi_at.c_str());
     if (!worst_plan_at.empty()) std::printf("worst ratio, a plan served: %.3f (%s)\n", worst_plan, worst_plan_at.c_str());
     if (counts) std::printf("served by a plan:%s\n", plan_sizes.empty() ? " none" : plan_sizes.c_str());
+    std::printf("sizes above 1.02: %d of %d; noise floor: MPI/MPI off 1 by at most %.3f (%d sizes beyond 0.02)\n",
+                above, cells, worst_floor, floor_above);
   }
   MPI_Finalize();
   return 0;

@@ -98,6 +98,53 @@ void PlanTable::index() {
     g->rows.push_back(static_cast<uint32_t>(i));
   }
   indexed = rows.size();
+
+  // The ranges sent to MPI whatever the call needs: cut (op, K)'s byte axis
+  // at every row's ends; on each piece the first row containing it decides
+  // (first match wins): none → kWhyNoRow, "mpi" → kWhyRowSaysMpi, a plan →
+  // select decides (it may skip the plan for a property and go on).
+  to_mpi.clear();
+  for (auto& s : spans) s.clear();
+  for (auto& s : far_spans) s.clear();
+  for (const Group& g : groups) {
+    std::vector<uint64_t> cuts{0};
+    for (uint32_t i : g.rows) {
+      cuts.push_back(rows[i].lo);
+      if (rows[i].hi != UINT64_MAX) cuts.push_back(rows[i].hi + 1);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    Span sp{g.K, static_cast<uint32_t>(to_mpi.size()), 0, true};
+    for (size_t c = 0; c < cuts.size(); ++c) {
+      const uint64_t lo = cuts[c], hi = c + 1 < cuts.size() ? cuts[c + 1] - 1 : UINT64_MAX;
+      const char* why = kWhyNoRow;
+      for (uint32_t i : g.rows)
+        if (rows[i].lo <= lo && lo <= rows[i].hi) {
+          why = rows[i].plan < 0 ? kWhyRowSaysMpi : nullptr;
+          break;
+        }
+      if (!why) continue;
+      if (sp.count && to_mpi.back().why == why && to_mpi.back().hi + 1 == lo)
+        to_mpi.back().hi = hi;
+      else
+        to_mpi.push_back(ToMpi{lo, hi, why}), ++sp.count;
+    }
+    if (g.K < kDirectK) {
+      std::vector<Span>& by_k = spans[static_cast<int>(g.op)];
+      if (by_k.size() <= g.K) by_k.resize(static_cast<size_t>(g.K) + 1);
+      by_k[g.K] = sp;
+    } else {
+      far_spans[static_cast<int>(g.op)].push_back(sp);
+    }
+  }
+  for (auto& f : far_spans)
+    std::sort(f.begin(), f.end(), [](const Span& a, const Span& b) { return a.K < b.K; });
+}
+
+const PlanTable::Span* PlanTable::far_span(CallOp op, uint32_t K) const {
+  const std::vector<Span>& f = far_spans[static_cast<int>(op)];
+  auto it = std::lower_bound(f.begin(), f.end(), K, [](const Span& s, uint32_t k) { return s.K < k; });
+  return it != f.end() && it->K == K ? &*it : nullptr;
 }
 
 namespace {

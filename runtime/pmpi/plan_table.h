@@ -108,10 +108,37 @@ inline bool meets(const PlanEntry& p, const Needs& needs) {
   return !needs.reduction || (p.exact && (!needs.ordered || p.ordered) && (!needs.consistent || p.consistent));
 }
 
+// The fall-back reasons of a table's decision (the library's report counts
+// calls by these; pointers compared first, so use these constants).
+inline constexpr char kWhyRowSaysMpi[] = "table row says mpi";  // one object: one address everywhere
+inline constexpr char kWhyNoRow[] = "no table row for this communicator size and message size";
+
 struct PlanTable {
+  // Where the table sends every call to MPI, whatever its datatype and
+  // operator: per (op, K), the byte ranges whose first matching row says
+  // "mpi" or that no row matches. The library asks this before anything
+  // else, so a call the table sends to MPI costs a size query and a
+  // look-up in two short arrays (it reads a few cache lines, which matters
+  // when other ranks share the core and evict them between calls). Built
+  // by index().
+  struct ToMpi {
+    uint64_t lo, hi;  // bytes, inclusive
+    const char* why;  // kWhyRowSaysMpi or kWhyNoRow
+  };
+  struct Span {
+    uint32_t K = 0;
+    uint32_t first = 0, count = 0;  // into to_mpi
+    bool rows = false;              // false: no row for (op, K)
+  };
+
+  // rows, indexed, to_mpi and spans first: mpi_only, on every call's way,
+  // then reads two or three cache lines of the table.
+  std::vector<TableRow> rows;
+  size_t indexed = 0;  // rows.size() when groups was built
+  std::vector<ToMpi> to_mpi;
+  std::vector<Span> spans[kNumCallOps];  // indexed by K, for K < kDirectK
   std::string dir;  // the set's directory
   std::vector<PlanEntry> plans;
-  std::vector<TableRow> rows;
   // Parallel to rows: a row's "measured" entries (empty when it has none).
   // Kept apart from rows so the table scan a call does stays compact.
   std::vector<std::vector<Measured>> measured;
@@ -130,8 +157,26 @@ struct PlanTable {
     std::vector<uint32_t> rows;
   };
   std::vector<Group> groups;
-  size_t indexed = 0;  // rows.size() when groups was built
   void index();
+
+  static constexpr uint32_t kDirectK = 4096;  // spans below it are indexed by K
+  std::vector<Span> far_spans[kNumCallOps];  // K >= kDirectK, sorted by K
+  // kWhyRowSaysMpi or kWhyNoRow when a call of (op, K, bytes) goes to MPI
+  // whatever it needs of a plan; nullptr when a plan may serve it (then
+  // select decides). Exactly: mpi_only(...) != nullptr implies select(...)
+  // is nullptr or a row with plan −1, for every Needs, and the reason is
+  // the one select's result gives.
+  // Inline: it is on the way of every call the table sends to MPI.
+  const char* mpi_only(CallOp op, uint32_t K, uint64_t bytes) const {
+    if (indexed != rows.size()) return nullptr;  // rows changed since index(): select decides
+    const std::vector<Span>& near = spans[static_cast<int>(op)];
+    const Span* sp = K < kDirectK ? (K < near.size() ? &near[K] : nullptr) : far_span(op, K);
+    if (!sp || !sp->rows) return kWhyNoRow;
+    for (const ToMpi *r = to_mpi.data() + sp->first, *end = r + sp->count; r != end; ++r)
+      if (r->lo <= bytes && bytes <= r->hi) return r->why;
+    return nullptr;
+  }
+  const Span* far_span(CallOp op, uint32_t K) const;  // in far_spans, or nullptr
 
   // The first row for (op, K, bytes); nullptr when none.
   const TableRow* find(CallOp op, uint32_t K, uint64_t bytes) const;

@@ -266,6 +266,37 @@ void count_fallback(int row, const char* why) {
   }
 }
 
+// Calls the short way to MPI (short_way) sent there, per report row
+// and reason (0: kWhyRowSaysMpi, 1: kWhyNoRow), counted per thread: a load
+// and a store, no atomic read-modify-write on the way to MPI. Each thread's
+// block is registered once and kept to the end (a few hundred bytes per
+// thread that ever made a collective call), and summed for the report.
+struct FastCounts {
+  std::array<std::array<std::atomic<uint64_t>, 2>, kReportRows> n{};
+};
+COLLPLAN_TLS FastCounts* t_fast = nullptr;
+std::mutex g_fast_mu;
+std::vector<FastCounts*> g_fast_blocks;  // guarded by g_fast_mu
+
+__attribute__((noinline)) FastCounts* new_fast_counts() {
+  auto* b = new FastCounts;
+  std::lock_guard lk(g_fast_mu);
+  g_fast_blocks.push_back(b);
+  return t_fast = b;
+}
+inline void count_fast(int row, const char* why) {
+  FastCounts* b = t_fast ? t_fast : new_fast_counts();
+  std::atomic<uint64_t>& c = b->n[static_cast<size_t>(row)][why == kWhyRowSaysMpi ? 0 : 1];
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // only this thread writes it
+}
+// Row `row`'s fast fall-backs for reason k, over every thread.
+uint64_t fast_fell_back(int row, int k) {
+  std::lock_guard lk(g_fast_mu);
+  uint64_t n = 0;
+  for (const FastCounts* b : g_fast_blocks) n += b->n[static_cast<size_t>(row)][static_cast<size_t>(k)].load();
+  return n;
+}
+
 void say(const std::string& msg) { std::fprintf(stderr, "collplan: %s\n", msg.c_str()); }
 
 int delete_state(MPI_Comm, int, void* attr, void*) {
@@ -707,9 +738,9 @@ struct Call {
     r = s.table.select(op, static_cast<uint32_t>(K), bytes, needs, &skipped);
     if (!r)
       return fallback(skipped ? "no plan in the table with the properties the datatype and operator need"
-                              : "no table row for this communicator size and message size"),
+                              : kWhyNoRow),
              -1;
-    if (r->plan < 0) return fallback("table row says mpi"), -1;
+    if (r->plan < 0) return fallback(kWhyRowSaysMpi), -1;
     if (root != 0 && needs.ordered) return fallback("non-commutative operator with root != 0"), -1;
     return r->plan;
   }
@@ -820,24 +851,135 @@ Call reduction_call(int row, CallOp op, Reduction& red, int count, MPI_Datatype 
 // Elements per block: ⌈count / n⌉ (at least 1).
 size_t block_len(size_t count, uint32_t n) { return std::max<size_t>(1, (count + n - 1) / n); }
 
+// ─── The short way to MPI ───────────────────────────────────────────────────
+//
+// A call whose (operation, communicator size, message bytes) the table
+// sends to MPI whatever its datatype and operator (PlanTable::mpi_only) goes
+// there before anything else is looked at: a tuned table sends most calls
+// to MPI, and with more ranks than cores each rank's extra instructions add
+// up on the collective's critical path. The way costs a size query of the
+// datatype and of the communicator, a look-up in two short arrays and a
+// per-thread count (about 100 instructions, a third of the full decision's).
+// Everything it reads is the same on every rank of comm, and it only ever
+// answers what Call::decide would answer too (MPI), so the ranks still
+// decide alike; calls it leaves (a plan may serve them, a forced operation,
+// non-blocking replays pending, what decide checks first) take the full
+// decision. g_hot holds what it reads, apart from the rest of the Shim.
+struct alignas(64) Hot {
+  // Row i may take the short way: a set is loaded, its operation is not
+  // forced, and (non-blocking rows) non-blocking calls are served.
+  std::array<std::atomic<bool>, kReportRows> on{};
+  const PlanTable* table = nullptr;
+  int world_size = 0;  // MPI_COMM_WORLD's: it is never freed
+  // The sizes of MPI's predefined datatypes, by handle (open addressing):
+  // those handles are never freed, so never reused for another type; any
+  // other datatype is asked of MPI. An empty slot holds nullptr.
+  static constexpr size_t kTypeSlots = 256;
+  std::array<MPI_Datatype, kTypeSlots> type_key{};
+  std::array<int, kTypeSlots> type_size{};
+};
+Hot g_hot;
+
+inline size_t type_slot(MPI_Datatype t) {
+  return (reinterpret_cast<uintptr_t>(t) >> 6) % Hot::kTypeSlots;
+}
+void remember_type_sizes() {
+  for (MPI_Datatype t :
+       {MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT,
+        MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_WCHAR,
+        MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
+        MPI_UINT64_T, MPI_AINT, MPI_COUNT, MPI_OFFSET, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+        MPI_C_LONG_DOUBLE_COMPLEX, MPI_BYTE, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
+        MPI_LONG_DOUBLE_INT, MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_LOGICAL, MPI_CHARACTER}) {
+    int size = 0;
+    if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) continue;
+    for (size_t i = type_slot(t), n = 0; n < Hot::kTypeSlots; i = (i + 1) % Hot::kTypeSlots, ++n)
+      if (g_hot.type_key[i] == t || g_hot.type_key[i] == nullptr) {
+        g_hot.type_key[i] = t, g_hot.type_size[i] = size;
+        break;
+      }
+  }
+}
+// The size of datatype t, > 0, or 0 when it cannot be known here.
+inline int type_size(MPI_Datatype t) {
+  for (size_t i = type_slot(t);; i = (i + 1) % Hot::kTypeSlots) {
+    if (g_hot.type_key[i] == t) return g_hot.type_size[i];
+    if (g_hot.type_key[i] == nullptr) break;  // empty slot (MPI_DATATYPE_NULL need not be null)
+  }
+  int size = 0;
+  return t != MPI_DATATYPE_NULL && PMPI_Type_size(t, &size) == MPI_SUCCESS && size > 0 ? size : 0;
+}
+inline int comm_size(MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD) return g_hot.world_size;
+  int K = 0;
+  return comm != MPI_COMM_NULL && PMPI_Comm_size(comm, &K) == MPI_SUCCESS ? K : 0;
+}
+
+// Sets g_hot from the Shim (at start, stop and collplan_pmpi_force).
+void update_hot() {
+  Shim& s = shim();
+  g_hot.table = &s.table;
+  for (int row = 0; row < kReportRows; ++row) {
+    const int base = row % kNonBlocking;
+    const CallOp op = base == kAllgathervRow ? CallOp::allgather : static_cast<CallOp>(base);
+    const bool on = s.enabled && s.force[static_cast<size_t>(op)].load() == kUseTable &&
+                    (row < kNonBlocking || s.nonblocking);
+    g_hot.on[static_cast<size_t>(row)].store(on);
+  }
+}
+
+// True (and counted) when the call of row `row` goes to MPI by the short way.
+inline bool short_way(int row, CallOp op, MPI_Comm comm, int count, MPI_Datatype type) {
+  if (!g_hot.on[static_cast<size_t>(row)].load(std::memory_order_relaxed) ||
+      pending().count.load(std::memory_order_acquire) != 0)
+    return false;
+  if (count <= 0) return false;
+  const int tsize = type_size(type), K = tsize ? comm_size(comm) : 0;
+  if (K < 2) return false;
+  const char* why = g_hot.table->mpi_only(op, static_cast<uint32_t>(K),
+                                          static_cast<uint64_t>(count) * static_cast<uint64_t>(tsize));
+  if (!why) return false;
+  count_fast(row, why);
+  return true;
+}
+inline bool short_way(CallOp op, bool nonblocking, MPI_Comm comm, int count, MPI_Datatype type) {
+  return short_way(static_cast<int>(op) + (nonblocking ? kNonBlocking : 0), op, comm, count, type);
+}
+// An allgatherv is asked of the table as an allgather of its largest block
+// (recvcounts has an entry per rank: not so on an inter-communicator).
+inline bool gatherv_short_way(bool nonblocking, MPI_Comm comm, const int* recvcounts, MPI_Datatype type) {
+  const int row = kAllgathervRow + (nonblocking ? kNonBlocking : 0);
+  int inter = 0, most = 0;
+  if (!g_hot.on[static_cast<size_t>(row)].load(std::memory_order_relaxed) || !recvcounts || comm == MPI_COMM_NULL ||
+      PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+    return false;
+  const int K = comm_size(comm);
+  for (int r = 0; r < K; ++r) most = std::max(most, recvcounts[r]);
+  return short_way(row, CallOp::allgather, comm, most, type);
+}
+
 void print_report() {
   Shim& s = shim();
   uint64_t served = 0, total = 0;
-  for (const RowStats& r : s.stats) {
+  for (int i = 0; i < kReportRows; ++i) {
+    const RowStats& r = s.stats[static_cast<size_t>(i)];
     served += r.served;
-    total += r.served + r.fell_back_total();
+    total += r.served + r.fell_back_total() + fast_fell_back(i, 0) + fast_fell_back(i, 1);
   }
   // Rank 0's own calls: on a sub-communicator other ranks' counts differ.
   std::string out = fmt::format("collplan: served {} of {} collective calls\n", served, total);
   if (!s.enabled) out += fmt::format("collplan:   no plans: {}\n", s.disabled_why);
   for (int i = 0; i < kReportRows; ++i) {
     const RowStats& r = s.stats[static_cast<size_t>(i)];
-    const uint64_t fb = r.fell_back_total(), sv = r.served;
+    const uint64_t fast_mpi = fast_fell_back(i, 0), fast_none = fast_fell_back(i, 1);
+    const uint64_t fb = r.fell_back_total() + fast_mpi + fast_none, sv = r.served;
     if (sv + fb == 0) continue;
     out += fmt::format("collplan:   {}: served {}, fell back {}", report_name(i), sv, fb);
     std::map<std::string, uint64_t> why;  // alphabetical, as before
     for (size_t k = 0; k < kReasonSlots; ++k)
       if (const char* w = r.reason[k].load(); w && r.fell_back[k].load()) why[w] += r.fell_back[k].load();
+    if (fast_mpi) why[kWhyRowSaysMpi] += fast_mpi;
+    if (fast_none) why[kWhyNoRow] += fast_none;
     for (const auto& [w, n] : why) out += fmt::format("; {} x {}", n, w);
     out += "\n";
   }
@@ -878,6 +1020,9 @@ void start(int provided) {
     say(fmt::format("rank {}: {}; every collective goes to MPI", s.world_rank, why));
   if (first == kNoRank) {
     s.enabled = true;
+    PMPI_Comm_size(MPI_COMM_WORLD, &g_hot.world_size);
+    remember_type_sizes();
+    update_hot();
   } else {
     s.disabled_why = ok ? "another rank could not read the plan set" : why;
     s.table = PlanTable{};
@@ -896,6 +1041,7 @@ void stop() {
   for (CommState* st : states) PMPI_Comm_delete_attr(st->comm, s.keyval);  // runs delete_state
   PMPI_Comm_free_keyval(&s.keyval);
   s.active = s.enabled = false;
+  update_hot();
 }
 
 bool in_place(const void* p) { return p == MPI_IN_PLACE; }
@@ -949,15 +1095,17 @@ int collplan_pmpi_force(const char* op, const char* plan) {
     if (f == -3) return -3;
   }
   s.force[static_cast<size_t>(o)].store(f);
+  update_hot();
   return 0;
 }
 
 void collplan_pmpi_counts(unsigned long long* served, unsigned long long* total) {
   Shim& s = shim();
   unsigned long long sv = 0, all = 0;
-  for (const RowStats& r : s.stats) {
+  for (int i = 0; i < kReportRows; ++i) {
+    const RowStats& r = s.stats[static_cast<size_t>(i)];
     sv += r.served;
-    all += r.served + r.fell_back_total();
+    if (total) all += r.served + r.fell_back_total() + fast_fell_back(i, 0) + fast_fell_back(i, 1);
   }
   if (served) *served = sv;
   if (total) *total = all;
@@ -1144,6 +1292,7 @@ static bool no_set(int row) {
   return true;
 }
 
+
 static bool serve_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, NbcStart* nb) {
   if (no_set(row_of(CallOp::broadcast, nb))) return false;
   int tsize = 0;
@@ -1282,11 +1431,16 @@ static bool serve_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                              NbcStart* nb) {
   if (no_set(kAllgathervRow + (nb ? kNonBlocking : 0))) return false;
-  int K = 0;
+  int K = 0, inter = 0;
   PMPI_Comm_size(comm, &K);
   // The table is asked for an allgather of the largest block.
   Call c{kAllgathervRow + (nb ? kNonBlocking : 0), CallOp::allgather, comm, 0, Needs{}};
   c.nb = nb;
+  // recvcounts has an entry per rank of the remote group there, not K.
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+    c.fallback("inter-communicator");
+    return false;
+  }
   int most = 0, tsize = 0;
   for (int r = 0; r < K; ++r) most = std::max(most, recvcounts[r]);
   if (most > 0 && PMPI_Type_size(recvtype, &tsize) == MPI_SUCCESS && tsize > 0) {
@@ -1361,119 +1515,149 @@ static bool serve_scan(CallOp op, const void* sendbuf, void* recvbuf, int count,
 extern "C" {
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  nbc_drain();
-  if (serve_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  if (!short_way(CallOp::allreduce, false, comm, count, datatype)) {
+    nbc_drain();
+    if (serve_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  }
   return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
-  nbc_progress();
-  NbcStart nb{request, {}, {}};
-  if (serve_allreduce(sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  if (!short_way(CallOp::allreduce, true, comm, count, datatype)) {
+    nbc_progress();
+    NbcStart nb{request, {}, {}};
+    if (serve_allreduce(sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  }
   return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                MPI_Comm comm) {
-  nbc_drain();
-  if (serve_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr)) return MPI_SUCCESS;
+  if (!short_way(CallOp::reduce, false, comm, count, datatype)) {
+    nbc_drain();
+    if (serve_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr)) return MPI_SUCCESS;
+  }
   return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm, MPI_Request* request) {
-  nbc_progress();
-  NbcStart nb{request, {}, {}};
-  if (serve_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, &nb)) return MPI_SUCCESS;
+  if (!short_way(CallOp::reduce, true, comm, count, datatype)) {
+    nbc_progress();
+    NbcStart nb{request, {}, {}};
+    if (serve_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, &nb)) return MPI_SUCCESS;
+  }
   return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  nbc_drain();
-  if (serve_bcast(buffer, count, datatype, root, comm, nullptr)) return MPI_SUCCESS;
+  if (!short_way(CallOp::broadcast, false, comm, count, datatype)) {
+    nbc_drain();
+    if (serve_bcast(buffer, count, datatype, root, comm, nullptr)) return MPI_SUCCESS;
+  }
   return PMPI_Bcast(buffer, count, datatype, root, comm);
 }
 
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
-  nbc_progress();
-  NbcStart nb{request, {}, {}};
-  if (serve_bcast(buffer, count, datatype, root, comm, &nb)) return MPI_SUCCESS;
+  if (!short_way(CallOp::broadcast, true, comm, count, datatype)) {
+    nbc_progress();
+    NbcStart nb{request, {}, {}};
+    if (serve_bcast(buffer, count, datatype, root, comm, &nb)) return MPI_SUCCESS;
+  }
   return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  nbc_drain();
-  if (serve_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr)) return MPI_SUCCESS;
+  if (!short_way(CallOp::allgather, false, comm, recvcount, recvtype)) {
+    nbc_drain();
+    if (serve_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr)) return MPI_SUCCESS;
+  }
   return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  nbc_progress();
-  NbcStart nb{request, {}, {}};
-  if (serve_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &nb)) return MPI_SUCCESS;
+  if (!short_way(CallOp::allgather, true, comm, recvcount, recvtype)) {
+    nbc_progress();
+    NbcStart nb{request, {}, {}};
+    if (serve_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &nb)) return MPI_SUCCESS;
+  }
   return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-  nbc_drain();
-  if (serve_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nullptr))
-    return MPI_SUCCESS;
+  if (!gatherv_short_way(false, comm, recvcounts, recvtype)) {
+    nbc_drain();
+    if (serve_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nullptr)) return MPI_SUCCESS;
+  }
   return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
 int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                     const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  nbc_progress();
-  NbcStart nb{request, {}, {}};
-  if (serve_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &nb))
-    return MPI_SUCCESS;
+  if (!gatherv_short_way(true, comm, recvcounts, recvtype)) {
+    nbc_progress();
+    NbcStart nb{request, {}, {}};
+    if (serve_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &nb)) return MPI_SUCCESS;
+  }
   return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm) {
-  nbc_drain();
-  if (serve_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  if (!short_way(CallOp::reduce_scatter, false, comm, recvcount, datatype)) {
+    nbc_drain();
+    if (serve_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  }
   return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, MPI_Request* request) {
-  nbc_progress();
-  NbcStart nb{request, {}, {}};
-  if (serve_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  if (!short_way(CallOp::reduce_scatter, true, comm, recvcount, datatype)) {
+    nbc_progress();
+    NbcStart nb{request, {}, {}};
+    if (serve_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  }
   return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  nbc_drain();
-  if (serve_scan(CallOp::scan, sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  if (!short_way(CallOp::scan, false, comm, count, datatype)) {
+    nbc_drain();
+    if (serve_scan(CallOp::scan, sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  }
   return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
-  nbc_progress();
-  NbcStart nb{request, {}, {}};
-  if (serve_scan(CallOp::scan, sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  if (!short_way(CallOp::scan, true, comm, count, datatype)) {
+    nbc_progress();
+    NbcStart nb{request, {}, {}};
+    if (serve_scan(CallOp::scan, sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  }
   return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  nbc_drain();
-  if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  if (!short_way(CallOp::exscan, false, comm, count, datatype)) {
+    nbc_drain();
+    if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
+  }
   return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
-  nbc_progress();
-  NbcStart nb{request, {}, {}};
-  if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  if (!short_way(CallOp::exscan, true, comm, count, datatype)) {
+    nbc_progress();
+    NbcStart nb{request, {}, {}};
+    if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
+  }
   return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 

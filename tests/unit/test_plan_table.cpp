@@ -3,6 +3,7 @@
 // every kind of damage.
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <string>
 
 #include "runtime/pmpi/plan_table.h"
@@ -82,6 +83,66 @@ TEST_CASE("plan table: rows select plans by operation, size, bytes and needs", "
   CHECK(u.select(CallOp::allreduce, 8, 10, integer)->plan == -1);
   CHECK(u.select(CallOp::reduce, 8, 10, integer) != nullptr);
   CHECK(u.find(CallOp::allreduce, 8, 100)->plan == t.find(CallOp::allreduce, 8, 100)->plan);
+}
+
+// The library sends a call to MPI on mpi_only's word before it analyses
+// the datatype and operator: that word must be select's for every Needs.
+TEST_CASE("plan table: mpi_only agrees with select for every need, on random overlapping tables", "[pmpi]") {
+  std::mt19937_64 rng(20261128);
+  const Needs needs[] = {Needs{}, Needs{true, false, false}, Needs{true, false, true}, Needs{true, true, false},
+                         Needs{true, true, true}};
+  size_t to_mpi = 0, maybe_plan = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    PlanTable t;
+    for (int p = 0; p < 4; ++p) {
+      PlanEntry e;
+      e.name = "p" + std::to_string(p);
+      e.op = CallOp::allreduce;
+      e.exact = rng() % 4 != 0, e.ordered = rng() % 2, e.consistent = rng() % 2;
+      t.plans.push_back(e);
+    }
+    // Rows over a small byte axis, overlapping, some at K >= kDirectK and
+    // some reaching the top of the axis.
+    const uint32_t Ks[] = {2, 8, PlanTable::kDirectK, PlanTable::kDirectK + 5};
+    const int n = 1 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < n; ++i) {
+      TableRow r;
+      r.op = rng() % 4 ? CallOp::allreduce : CallOp::reduce;
+      r.K = Ks[rng() % 4];
+      r.lo = rng() % 40;
+      r.hi = rng() % 8 == 0 ? UINT64_MAX : r.lo + rng() % 30;
+      r.plan = static_cast<int>(rng() % 5) - 1;
+      t.rows.push_back(r);
+    }
+    t.index();
+    for (const CallOp op : {CallOp::allreduce, CallOp::reduce, CallOp::broadcast})
+      for (const uint32_t K : {2u, 3u, 8u, PlanTable::kDirectK, PlanTable::kDirectK + 5, PlanTable::kDirectK + 6})
+        for (const uint64_t bytes : {uint64_t{0}, uint64_t{1}, uint64_t{17}, uint64_t{39}, uint64_t{45}, uint64_t{70},
+                                     UINT64_MAX - 1, UINT64_MAX}) {
+          const char* why = t.mpi_only(op, K, bytes);
+          (why ? to_mpi : maybe_plan) += 1;
+          INFO("trial " << trial << " op " << call_op_name(op) << " K " << K << " bytes " << bytes);
+          for (const Needs& nd : needs) {
+            if (!why) break;
+            const TableRow* r = t.select(op, K, bytes, nd);
+            CHECK((r == nullptr || r->plan < 0));
+            CHECK(std::string(why) == (r == nullptr ? kWhyNoRow : kWhyRowSaysMpi));
+          }
+          // It leaves to select exactly the calls whose first row has a plan.
+          const TableRow* first = t.find(op, K, bytes);
+          CHECK((why == nullptr) == (first != nullptr && first->plan >= 0));
+        }
+  }
+  CHECK(to_mpi > 1000);
+  CHECK(maybe_plan > 1000);
+  // Rows changed after index(): no shortcut, select decides.
+  PlanTable u = parse_plan_table(kTable, "set/index.json", "set");
+  CHECK(u.mpi_only(CallOp::allreduce, 8, 4194304) == std::string(kWhyRowSaysMpi));
+  CHECK(u.mpi_only(CallOp::allreduce, 8, 4194305) == std::string(kWhyNoRow));
+  CHECK(u.mpi_only(CallOp::allreduce, 8, 100) == nullptr);
+  CHECK(u.mpi_only(CallOp::allreduce, 16, 100) == std::string(kWhyNoRow));
+  u.rows.push_back(TableRow{CallOp::allreduce, 8, 4194305, 4194400, 0});
+  CHECK(u.mpi_only(CallOp::allreduce, 8, 4194305) == nullptr);
 }
 
 TEST_CASE("plan table: every kind of damage is one clear error", "[pmpi]") {
