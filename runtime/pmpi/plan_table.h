@@ -24,7 +24,7 @@
 //       {"op": "allreduce", "K": 8, "bytes": [65537, 4194304], "plan": "mpi"}, ...
 //     ],
 //     "tuned": [                      // optional (false or absent: untuned)
-//       {"op": "allreduce", "K": 8, "reps": 15, "margin": 0.05, "max_bytes": 4194304}, ...
+//       {"op": "allreduce", "K": 8, "reps": 15, "margin": 0.05, "batch_us": 500, "max_bytes": 4194304}, ...
 //     ]
 //   }
 //
@@ -171,8 +171,11 @@ struct PlanTable {
     if (indexed != rows.size()) return nullptr;  // rows changed since index(): select decides
     const std::vector<Span>& near = spans[static_cast<int>(op)];
     const Span* sp = K < kDirectK ? (K < near.size() ? &near[K] : nullptr) : far_span(op, K);
-    if (!sp || !sp->rows) return kWhyNoRow;
-    for (const ToMpi *r = to_mpi.data() + sp->first, *end = r + sp->count; r != end; ++r)
+    return !sp || !sp->rows ? kWhyNoRow : in_ranges(to_mpi.data() + sp->first, sp->count, bytes);
+  }
+  // The reason of the range among first[0..count) holding bytes, or nullptr.
+  __attribute__((always_inline)) static const char* in_ranges(const ToMpi* first, uint32_t count, uint64_t bytes) {
+    for (const ToMpi *r = first, *end = first + count; r != end; ++r)
       if (r->lo <= bytes && bytes <= r->hi) return r->why;
     return nullptr;
   }

@@ -136,6 +136,7 @@ std::string retune_index(const std::string& text, const std::string& path, const
                      {"K", r.K},
                      {"reps", r.reps},
                      {"margin", r.margin},
+                     {"batch_us", r.batch_us},
                      {"max_bytes", n ? r.sizes.back().bytes : 0}});
   }
   j["table"] = rows;

@@ -46,6 +46,7 @@ struct TuneResult {
   std::vector<TuneSize> sizes;  // ascending
   int reps = 0;
   double margin = 0;
+  double batch_us = 0;  // a sample: back-to-back calls about this long (0: one call)
 };
 
 // The plan (index into table.plans) or −1 (MPI) class `cls` gets at size

@@ -284,7 +284,7 @@ __attribute__((noinline)) FastCounts* new_fast_counts() {
   g_fast_blocks.push_back(b);
   return t_fast = b;
 }
-inline void count_fast(int row, const char* why) {
+__attribute__((always_inline)) inline void count_fast(int row, const char* why) {
   FastCounts* b = t_fast ? t_fast : new_fast_counts();
   std::atomic<uint64_t>& c = b->n[static_cast<size_t>(row)][why == kWhyRowSaysMpi ? 0 : 1];
   c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // only this thread writes it
@@ -857,9 +857,11 @@ size_t block_len(size_t count, uint32_t n) { return std::max<size_t>(1, (count +
 // sends to MPI whatever its datatype and operator (PlanTable::mpi_only) goes
 // there before anything else is looked at: a tuned table sends most calls
 // to MPI, and with more ranks than cores each rank's extra instructions add
-// up on the collective's critical path. The way costs a size query of the
-// datatype and of the communicator, a look-up in two short arrays and a
-// per-thread count (about 100 instructions, a third of the full decision's).
+// up on the collective's critical path. The way costs the datatype's size
+// (a hash of MPI's predefined handles), the communicator's (remembered for
+// MPI_COMM_WORLD), a look-up in a short array and a per-thread count: about
+// 60 instructions from the entry point to PMPI_ on MPI_COMM_WORLD with a
+// predefined datatype, against about 250 for the full decision.
 // Everything it reads is the same on every rank of comm, and it only ever
 // answers what Call::decide would answer too (MPI), so the ranks still
 // decide alike; calls it leaves (a plan may serve them, a forced operation,
@@ -871,6 +873,14 @@ struct alignas(64) Hot {
   std::array<std::atomic<bool>, kReportRows> on{};
   const PlanTable* table = nullptr;
   int world_size = 0;  // MPI_COMM_WORLD's: it is never freed
+  // Per operation, the table's ranges for K = world_size (the table does not
+  // change once loaded): MPI_COMM_WORLD's calls skip the look-up of K.
+  struct World {
+    const PlanTable::ToMpi* first = nullptr;
+    uint32_t count = 0;
+    bool rows = false;  // false: no row for (op, world_size)
+  };
+  std::array<World, kNumCallOps> world{};
   // The sizes of MPI's predefined datatypes, by handle (open addressing):
   // those handles are never freed, so never reused for another type; any
   // other datatype is asked of MPI. An empty slot holds nullptr.
@@ -900,12 +910,16 @@ void remember_type_sizes() {
       }
   }
 }
-// The size of datatype t, > 0, or 0 when it cannot be known here.
-inline int type_size(MPI_Datatype t) {
+// The size of a predefined datatype t, or 0 (another datatype).
+inline int predefined_size(MPI_Datatype t) {
   for (size_t i = type_slot(t);; i = (i + 1) % Hot::kTypeSlots) {
     if (g_hot.type_key[i] == t) return g_hot.type_size[i];
-    if (g_hot.type_key[i] == nullptr) break;  // empty slot (MPI_DATATYPE_NULL need not be null)
+    if (g_hot.type_key[i] == nullptr) return 0;  // empty slot (MPI_DATATYPE_NULL need not be null)
   }
+}
+// The size of datatype t, > 0, or 0 when it cannot be known here.
+inline int type_size(MPI_Datatype t) {
+  if (const int size = predefined_size(t)) return size;
   int size = 0;
   return t != MPI_DATATYPE_NULL && PMPI_Type_size(t, &size) == MPI_SUCCESS && size > 0 ? size : 0;
 }
@@ -915,10 +929,21 @@ inline int comm_size(MPI_Comm comm) {
   return comm != MPI_COMM_NULL && PMPI_Comm_size(comm, &K) == MPI_SUCCESS ? K : 0;
 }
 
-// Sets g_hot from the Shim (at start, stop and collplan_pmpi_force).
-void update_hot() {
+// Sets g_hot's row switches from the Shim (at start, stop and
+// collplan_pmpi_force; atomic: other threads may be in a call) and, with
+// `table`, what it keeps of the table (at start only, before any call).
+void update_hot(bool table = false) {
   Shim& s = shim();
-  g_hot.table = &s.table;
+  for (int op = 0; op < kNumCallOps && table; ++op) {
+    Hot::World w;
+    const uint32_t K = static_cast<uint32_t>(std::max(g_hot.world_size, 0));
+    const std::vector<PlanTable::Span>& near = s.table.spans[op];
+    const PlanTable::Span* sp = K < PlanTable::kDirectK ? (K < near.size() ? &near[K] : nullptr)
+                                                        : s.table.far_span(static_cast<CallOp>(op), K);
+    if (sp && sp->rows) w = Hot::World{s.table.to_mpi.data() + sp->first, sp->count, true};
+    g_hot.world[static_cast<size_t>(op)] = w;
+    g_hot.table = &s.table;
+  }
   for (int row = 0; row < kReportRows; ++row) {
     const int base = row % kNonBlocking;
     const CallOp op = base == kAllgathervRow ? CallOp::allgather : static_cast<CallOp>(base);
@@ -929,20 +954,63 @@ void update_hot() {
 }
 
 // True (and counted) when the call of row `row` goes to MPI by the short way.
-inline bool short_way(int row, CallOp op, MPI_Comm comm, int count, MPI_Datatype type) {
+__attribute__((always_inline)) inline bool short_way(int row, CallOp op, MPI_Comm comm, int count, MPI_Datatype type) {
   if (!g_hot.on[static_cast<size_t>(row)].load(std::memory_order_relaxed) ||
       pending().count.load(std::memory_order_acquire) != 0)
     return false;
   if (count <= 0) return false;
-  const int tsize = type_size(type), K = tsize ? comm_size(comm) : 0;
-  if (K < 2) return false;
-  const char* why = g_hot.table->mpi_only(op, static_cast<uint32_t>(K),
-                                          static_cast<uint64_t>(count) * static_cast<uint64_t>(tsize));
+  const int tsize = type_size(type);
+  if (!tsize) return false;
+  const uint64_t bytes = static_cast<uint64_t>(count) * static_cast<uint64_t>(tsize);
+  const char* why = nullptr;
+  if (comm == MPI_COMM_WORLD) {
+    if (g_hot.world_size < 2) return false;
+    const Hot::World& w = g_hot.world[static_cast<size_t>(op)];
+    why = w.rows ? PlanTable::in_ranges(w.first, w.count, bytes) : kWhyNoRow;
+  } else {
+    const int K = comm_size(comm);
+    if (K < 2) return false;
+    why = g_hot.table->mpi_only(op, static_cast<uint32_t>(K), bytes);
+  }
   if (!why) return false;
   count_fast(row, why);
   return true;
 }
-inline bool short_way(CallOp op, bool nonblocking, MPI_Comm comm, int count, MPI_Datatype type) {
+// The short way's first step, on MPI_COMM_WORLD with a predefined datatype
+// and this thread's counts in place: no call at all, so the entry point
+// that inlines it saves no registers and jumps straight to PMPI_ (about 25
+// instructions). Any other call is left to short_way.
+__attribute__((always_inline)) inline bool world_short_way(int row, CallOp op, MPI_Comm comm, int count,
+                                                          MPI_Datatype type) {
+  FastCounts* b = t_fast;
+  if (comm != MPI_COMM_WORLD || !b || count <= 0 || g_hot.world_size < 2 ||
+      !g_hot.on[static_cast<size_t>(row)].load(std::memory_order_relaxed) ||
+      pending().count.load(std::memory_order_acquire) != 0)
+    return false;
+  const int tsize = predefined_size(type);
+  if (!tsize) return false;
+  const Hot::World& w = g_hot.world[static_cast<size_t>(op)];
+  const char* why = w.rows ? PlanTable::in_ranges(w.first, w.count,
+                                                  static_cast<uint64_t>(count) * static_cast<uint64_t>(tsize))
+                           : kWhyNoRow;
+  if (!why) return false;
+  std::atomic<uint64_t>& c = b->n[static_cast<size_t>(row)][why == kWhyRowSaysMpi ? 0 : 1];
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return true;
+}
+__attribute__((always_inline)) inline bool world_short_way(CallOp op, bool nonblocking, MPI_Comm comm, int count,
+                                                          MPI_Datatype type) {
+  return world_short_way(static_cast<int>(op) + (nonblocking ? kNonBlocking : 0), op, comm, count, type);
+}
+__attribute__((always_inline)) inline bool world_gatherv_short_way(bool nonblocking, MPI_Comm comm,
+                                                                  const int* recvcounts, MPI_Datatype type) {
+  if (comm != MPI_COMM_WORLD || !recvcounts) return false;
+  int most = 0;
+  for (int r = 0; r < g_hot.world_size; ++r) most = std::max(most, recvcounts[r]);
+  return world_short_way(kAllgathervRow + (nonblocking ? kNonBlocking : 0), CallOp::allgather, comm, most, type);
+}
+__attribute__((always_inline)) inline bool short_way(CallOp op, bool nonblocking, MPI_Comm comm, int count,
+                                                    MPI_Datatype type) {
   return short_way(static_cast<int>(op) + (nonblocking ? kNonBlocking : 0), op, comm, count, type);
 }
 // An allgatherv is asked of the table as an allgather of its largest block
@@ -951,7 +1019,7 @@ inline bool gatherv_short_way(bool nonblocking, MPI_Comm comm, const int* recvco
   const int row = kAllgathervRow + (nonblocking ? kNonBlocking : 0);
   int inter = 0, most = 0;
   if (!g_hot.on[static_cast<size_t>(row)].load(std::memory_order_relaxed) || !recvcounts || comm == MPI_COMM_NULL ||
-      PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+      (comm != MPI_COMM_WORLD && (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)))
     return false;
   const int K = comm_size(comm);
   for (int r = 0; r < K; ++r) most = std::max(most, recvcounts[r]);
@@ -1022,7 +1090,7 @@ void start(int provided) {
     s.enabled = true;
     PMPI_Comm_size(MPI_COMM_WORLD, &g_hot.world_size);
     remember_type_sizes();
-    update_hot();
+    update_hot(true);
   } else {
     s.disabled_why = ok ? "another rank could not read the plan set" : why;
     s.table = PlanTable{};
@@ -1514,15 +1582,22 @@ static bool serve_scan(CallOp op, const void* sendbuf, void* recvbuf, int count,
 
 extern "C" {
 
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+// Each entry point MPI_X takes the short way on MPI_COMM_WORLD inline
+// (world_short_way: no call, so no register is saved on it) and leaves
+// everything else to x_rest, which is kept out of line for that reason.
+static __attribute__((noinline)) int allreduce_rest(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (!short_way(CallOp::allreduce, false, comm, count, datatype)) {
     nbc_drain();
     if (serve_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
   }
   return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (world_short_way(CallOp::allreduce, false, comm, count, datatype)) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  return allreduce_rest(sendbuf, recvbuf, count, datatype, op, comm);
+}
 
-int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+static __attribute__((noinline)) int iallreduce_rest(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
   if (!short_way(CallOp::allreduce, true, comm, count, datatype)) {
     nbc_progress();
@@ -1531,8 +1606,13 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
   }
   return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request* request) {
+  if (world_short_way(CallOp::allreduce, true, comm, count, datatype)) return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+  return iallreduce_rest(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
 
-int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+static __attribute__((noinline)) int reduce_rest(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                MPI_Comm comm) {
   if (!short_way(CallOp::reduce, false, comm, count, datatype)) {
     nbc_drain();
@@ -1540,8 +1620,13 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   }
   return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+               MPI_Comm comm) {
+  if (world_short_way(CallOp::reduce, false, comm, count, datatype)) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  return reduce_rest(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
 
-int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+static __attribute__((noinline)) int ireduce_rest(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm, MPI_Request* request) {
   if (!short_way(CallOp::reduce, true, comm, count, datatype)) {
     nbc_progress();
@@ -1550,16 +1635,25 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   }
   return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
+int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm, MPI_Request* request) {
+  if (world_short_way(CallOp::reduce, true, comm, count, datatype)) return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+  return ireduce_rest(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
 
-int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+static __attribute__((noinline)) int bcast_rest(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   if (!short_way(CallOp::broadcast, false, comm, count, datatype)) {
     nbc_drain();
     if (serve_bcast(buffer, count, datatype, root, comm, nullptr)) return MPI_SUCCESS;
   }
   return PMPI_Bcast(buffer, count, datatype, root, comm);
 }
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  if (world_short_way(CallOp::broadcast, false, comm, count, datatype)) return PMPI_Bcast(buffer, count, datatype, root, comm);
+  return bcast_rest(buffer, count, datatype, root, comm);
+}
 
-int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
+static __attribute__((noinline)) int ibcast_rest(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
   if (!short_way(CallOp::broadcast, true, comm, count, datatype)) {
     nbc_progress();
     NbcStart nb{request, {}, {}};
@@ -1567,8 +1661,12 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   }
   return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
+int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
+  if (world_short_way(CallOp::broadcast, true, comm, count, datatype)) return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+  return ibcast_rest(buffer, count, datatype, root, comm, request);
+}
 
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+static __attribute__((noinline)) int allgather_rest(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
   if (!short_way(CallOp::allgather, false, comm, recvcount, recvtype)) {
     nbc_drain();
@@ -1576,8 +1674,13 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   }
   return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  if (world_short_way(CallOp::allgather, false, comm, recvcount, recvtype)) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return allgather_rest(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
 
-int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+static __attribute__((noinline)) int iallgather_rest(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   if (!short_way(CallOp::allgather, true, comm, recvcount, recvtype)) {
     nbc_progress();
@@ -1586,8 +1689,13 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   }
   return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
+int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (world_short_way(CallOp::allgather, true, comm, recvcount, recvtype)) return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  return iallgather_rest(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
 
-int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+static __attribute__((noinline)) int allgatherv_rest(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
   if (!gatherv_short_way(false, comm, recvcounts, recvtype)) {
     nbc_drain();
@@ -1595,8 +1703,13 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   }
   return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (world_gatherv_short_way(false, comm, recvcounts, recvtype)) return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+  return allgatherv_rest(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
 
-int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+static __attribute__((noinline)) int iallgatherv_rest(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                     const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   if (!gatherv_short_way(true, comm, recvcounts, recvtype)) {
     nbc_progress();
@@ -1605,8 +1718,13 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   }
   return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
+int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (world_gatherv_short_way(true, comm, recvcounts, recvtype)) return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+  return iallgatherv_rest(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
 
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+static __attribute__((noinline)) int reduce_scatter_block_rest(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm) {
   if (!short_way(CallOp::reduce_scatter, false, comm, recvcount, datatype)) {
     nbc_drain();
@@ -1614,8 +1732,13 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, 
   }
   return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm) {
+  if (world_short_way(CallOp::reduce_scatter, false, comm, recvcount, datatype)) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+  return reduce_scatter_block_rest(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
 
-int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+static __attribute__((noinline)) int ireduce_scatter_block_rest(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, MPI_Request* request) {
   if (!short_way(CallOp::reduce_scatter, true, comm, recvcount, datatype)) {
     nbc_progress();
@@ -1624,16 +1747,25 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
   }
   return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
+int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Request* request) {
+  if (world_short_way(CallOp::reduce_scatter, true, comm, recvcount, datatype)) return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+  return ireduce_scatter_block_rest(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}
 
-int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+static __attribute__((noinline)) int scan_rest(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (!short_way(CallOp::scan, false, comm, count, datatype)) {
     nbc_drain();
     if (serve_scan(CallOp::scan, sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
   }
   return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 }
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (world_short_way(CallOp::scan, false, comm, count, datatype)) return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+  return scan_rest(sendbuf, recvbuf, count, datatype, op, comm);
+}
 
-int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+static __attribute__((noinline)) int iscan_rest(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
   if (!short_way(CallOp::scan, true, comm, count, datatype)) {
     nbc_progress();
@@ -1642,16 +1774,25 @@ int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   }
   return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request) {
+  if (world_short_way(CallOp::scan, true, comm, count, datatype)) return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+  return iscan_rest(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
 
-int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+static __attribute__((noinline)) int exscan_rest(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (!short_way(CallOp::exscan, false, comm, count, datatype)) {
     nbc_drain();
     if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm, nullptr)) return MPI_SUCCESS;
   }
   return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 }
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (world_short_way(CallOp::exscan, false, comm, count, datatype)) return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+  return exscan_rest(sendbuf, recvbuf, count, datatype, op, comm);
+}
 
-int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+static __attribute__((noinline)) int iexscan_rest(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
   if (!short_way(CallOp::exscan, true, comm, count, datatype)) {
     nbc_progress();
@@ -1659,6 +1800,11 @@ int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
     if (serve_scan(CallOp::exscan, sendbuf, recvbuf, count, datatype, op, comm, &nb)) return MPI_SUCCESS;
   }
   return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                MPI_Request* request) {
+  if (world_short_way(CallOp::exscan, true, comm, count, datatype)) return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+  return iexscan_rest(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 }  // extern "C"

@@ -11,12 +11,19 @@
 // one side at a time (control.h). All ranks run the same sequence; a rep
 // times one call of every side, in an order rotated from rep to rep so
 // noise hits all sides alike; a call's time is the slowest rank's; medians
-// over --reps reps. Reductions use MPI_SUM on doubles, except that a plan
+// over --reps reps. A call's time is that of a batch of back-to-back calls
+// (about --batch-us long, sized from MPI's own single-call time at that
+// message size) divided by its length, as bench_pmpi and the Intel MPI
+// Benchmarks time collectives: an application's calls follow each other,
+// and one call between barriers mostly times how the ranks leave the
+// barrier (a small broadcast's root returns before its data arrived
+// anywhere). Reductions use MPI_SUM on doubles, except that a plan
 // without identical bits on every rank (which the library gives integer
 // calls only) is timed on 64-bit integers, against MPI timed on those too.
 // A plan whose calls the library did not actually serve (collplan_pmpi_counts)
 // is not a candidate at that size. Where a plan wins, the winners and MPI
-// are timed again and the plan is kept only if it wins that round too.
+// are timed again, three times as many reps, and the plan is kept only if
+// it wins that round too.
 // Rank 0 then rewrites DIR/index.json (atomically) by plan_table_tune.h's
 // rule: a plan only where its median is at most (1 − margin) of MPI's.
 #include <mpi.h>
@@ -25,6 +32,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,7 +57,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: mpirun -np K collplan tune --plans DIR [--ops LIST] [--min-bytes B] [--max-bytes B] [--reps R]\n"
-    "                                  [--margin M] [--dry-run] [--quiet]\n"
+    "                                  [--margin M] [--batch-us T] [--dry-run] [--quiet]\n"
     "\n"
     "Times every candidate plan of the set DIR for communicator size K (the number of ranks) against the MPI\n"
     "library's own call, through libcollplan_pmpi, at message sizes B = --min-bytes, 2*B, 4*B .. --max-bytes, and\n"
@@ -63,6 +71,8 @@ constexpr const char* kUsage =
     "  --max-bytes B    largest message size timed; larger calls go to MPI (default 4194304)\n"
     "  --reps R         timed calls per side and size, the median is kept (default 15, 3..1001)\n"
     "  --margin M       a plan must beat MPI by this fraction (default 0.05, 0..0.9)\n"
+    "  --batch-us T     a timed sample is a batch of back-to-back calls about T microseconds long, its time\n"
+    "                   divided by its length (default 500, 0..100000; 0: one call between barriers)\n"
     "  --dry-run        measure and print, do not write the index\n"
     "  --quiet          print the summary only\n";
 
@@ -72,6 +82,7 @@ struct Flags {
   uint64_t min_bytes = 8, max_bytes = uint64_t{4} << 20;
   int reps = 15;
   double margin = 0.05;
+  double batch_us = 500;
   bool dry_run = false, quiet = false, help = false;
 };
 
@@ -140,6 +151,8 @@ Flags parse(int argc, char** argv) {
       f.margin = std::strtod(v.c_str(), &end);
       if (v.empty() || *end || !(f.margin >= 0 && f.margin <= 0.9))
         user_error("--margin \"{}\" is not a fraction in 0..0.9 (0.05: a plan must be 5% faster than MPI)", v);
+    } else if (a == "--batch-us") {
+      f.batch_us = static_cast<double>(parse_u64(a, value(), 0, 100000));
     } else if (a == "--dry-run") {
       f.dry_run = true;
     } else if (a == "--quiet") {
@@ -192,6 +205,7 @@ TuneResult measure(const PlanTable& table, CallOp op, int K, const std::vector<i
   r.cands = cands;
   r.reps = f.reps;
   r.margin = f.margin;
+  r.batch_us = f.batch_us;
   std::vector<Side> sides;
   sides.push_back({-1, false, "mpi"});
   bool any_int = false;
@@ -220,9 +234,10 @@ TuneResult measure(const PlanTable& table, CallOp op, int K, const std::vector<i
   }
   // Times the sides `which` (indices into sides) at `bytes`: a TuneSize
   // with the medians of those sides, −1 elsewhere.
-  auto time_size = [&](uint64_t bytes, const std::vector<size_t>& which) {
+  auto time_size = [&](uint64_t bytes, const std::vector<size_t>& which, int reps) {
     std::vector<std::vector<double>> times(sides.size());
     std::vector<bool> unserved(sides.size(), false);
+    int batch = 1;  // calls per timed sample
     auto one = [&](size_t s, bool timed) {
       const Side& side = sides[s];
       if (collplan_pmpi_force(call_op_name(op), side.force.c_str()) != 0)
@@ -232,11 +247,11 @@ TuneResult measure(const PlanTable& table, CallOp op, int K, const std::vector<i
       collplan_pmpi_counts(&served0, nullptr);
       PMPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
-      call(op, side.ints, bytes, side.ints ? in_int : in, out);
-      const double dt = MPI_Wtime() - t0;
+      for (int b = 0; b < batch; ++b) call(op, side.ints, bytes, side.ints ? in_int : in, out);
+      const double dt = (MPI_Wtime() - t0) / batch;
       collplan_pmpi_counts(&served1, nullptr);
       // Served by the plan on every rank (or, for MPI, on none)?
-      const int wrong = (side.cand >= 0) != (served1 == served0 + 1) ? 1 : 0;
+      const int wrong = (side.cand >= 0) != (served1 == served0 + static_cast<unsigned long long>(batch)) ? 1 : 0;
       double worst = 0;
       int any_wrong = 0;
       PMPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -246,7 +261,15 @@ TuneResult measure(const PlanTable& table, CallOp op, int K, const std::vector<i
     };
     for (size_t s : which)
       for (int w = 0; w < 2; ++w) one(s, false);  // loads the plan (a collective agreement) and warms caches
-    for (int rep = 0; rep < f.reps; ++rep)
+    // The batch from MPI's single-call time (sides[0]; every rank computes
+    // the same: each time is the maximum over the ranks).
+    if (f.batch_us > 0) {
+      for (int i = 0; i < 5; ++i) one(0, true);
+      const double t1 = std::max(median(times[0]), 0.1);
+      times[0].clear();
+      batch = static_cast<int>(std::clamp(std::ceil(f.batch_us / t1), 1.0, 1000.0));
+    }
+    for (int rep = 0; rep < reps; ++rep)
       for (size_t k = 0; k < which.size(); ++k) one(which[(k + static_cast<size_t>(rep)) % which.size()], true);
     TuneSize ts;
     ts.bytes = bytes;
@@ -283,11 +306,11 @@ TuneResult measure(const PlanTable& table, CallOp op, int K, const std::vector<i
   for (size_t s = 0; s < sides.size(); ++s) everyone[s] = s;
   const std::vector<Needs> classes = call_classes(op);
   for (uint64_t bytes : sizes) {
-    r.sizes.push_back(time_size(bytes, everyone));
+    r.sizes.push_back(time_size(bytes, everyone, f.reps));
     show(r.sizes.back(), "      ");
     // A plan that won must win again in a second, independent round of
-    // timing (the MPI sides and the winners only): one lucky median on a
-    // noisy machine does not make a row. The second round's medians are
+    // timing, three times as long (the MPI sides and the winners only): one
+    // lucky median on a noisy machine does not make a row. The second round's medians are
     // the ones kept; the losers of the first are no longer candidates at
     // this size.
     std::set<int> won;
@@ -297,7 +320,7 @@ TuneResult measure(const PlanTable& table, CallOp op, int K, const std::vector<i
     std::vector<size_t> again;
     for (size_t s = 0; s < sides.size(); ++s)
       if (sides[s].cand < 0 || won.count(cands[static_cast<size_t>(sides[s].cand)])) again.push_back(s);
-    r.sizes.back() = time_size(bytes, again);
+    r.sizes.back() = time_size(bytes, again, std::min(3 * f.reps, 1001));
     show(r.sizes.back(), "again:");
   }
   collplan_pmpi_force(call_op_name(op), nullptr);

@@ -89,6 +89,8 @@ expect "K not in the set" "has no plans for K = 3 (the number of ranks; its plan
   run 3 "$CP" tune --plans "$set_dir"
 expect "op not in the set" "has no reduce plans for K = 2" run 2 "$CP" tune --plans "$set_dir" --ops reduce
 expect "bad margin" "--margin \"2\" is not a fraction" run 2 "$CP" tune --plans "$set_dir" --margin 2
+expect "bad batch" "--batch-us \"200000\" is not an integer in 0..100000" run 2 "$CP" tune --plans "$set_dir" \
+  --batch-us 200000
 # A collplan with no collplan-tune beside it (built without MPI) says so.
 mkdir -p "$dir/alone" && cp "$CP" "$dir/alone/collplan"
 expect "built without MPI" "collplan tune needs MPI: this collplan was built without it" \
