@@ -31,6 +31,14 @@ const char* type_of(const PlanTable& t, int c) {
 
 }  // namespace
 
+double median_upper_95(std::vector<double> v) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size());
+  const double k = std::ceil(n / 2 + 1.96 * std::sqrt(n) / 2);
+  return v[static_cast<size_t>(std::min(k, n - 1))];
+}
+
 bool timed_on_integers(const PlanEntry& p) { return !is_copy(p.op) && !is_prefix(p.op) && !p.consistent; }
 
 std::vector<Needs> call_classes(CallOp op) {
@@ -47,6 +55,7 @@ int tuned_choice(const PlanTable& table, const TuneResult& r, size_t i, const Ne
     const int c = r.cands[k];
     const double p = k < s.plan_us.size() ? s.plan_us[k] : -1, m = mpi_for(table, s, c);
     if (p < 0 || m <= 0 || !meets(table.plans[static_cast<size_t>(c)], cls)) continue;
+    if (k < s.ratio_hi.size() && s.ratio_hi[k] >= 1) continue;  // the rounds do not agree it wins
     if (b < 0 || p / m < br) b = c, br = p / m;
   }
   if (best) *best = b;

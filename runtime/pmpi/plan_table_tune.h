@@ -9,7 +9,9 @@
 // have one class) gets the candidate of that class whose median time is the
 // smallest fraction of the MPI library's median (each plan is compared with
 // MPI timed on the same datatype), and only when that fraction is at most
-// 1 − margin; otherwise the MPI library. The classes' rows come in the
+// 1 − margin, and, where the rounds' paired ratios are known, the upper end
+// of their median's 95% interval (plan / MPI within one round) is below 1:
+// a win the rounds do not agree on is noise. Otherwise the MPI library. The classes' rows come in the
 // passes `collplan plan-set` writes (exact, then consistent, then ordered):
 // a class gets its own row only where the rows before do not already give
 // it its choice. Since the classes' candidate sets are nested, a class
@@ -37,7 +39,14 @@ struct TuneSize {
   uint64_t bytes = 0;
   double mpi_double_us = -1, mpi_int_us = -1;  // medians of MPI's call; < 0: not timed
   std::vector<double> plan_us;                 // per candidate; < 0: not timed or not served by the plan
+  // Per candidate, the upper end of the 95% interval of the median of
+  // plan / MPI taken within each round (empty or < 0: not known).
+  std::vector<double> ratio_hi;
 };
+
+// The upper end of a 95% interval of the median of `v`, distribution-free
+// (the order statistic n/2 + 1.96 sqrt(n)/2); −1 for an empty v.
+double median_upper_95(std::vector<double> v);
 
 struct TuneResult {
   CallOp op = CallOp::allreduce;

@@ -274,6 +274,7 @@ TuneResult measure(const PlanTable& table, CallOp op, int K, const std::vector<i
     TuneSize ts;
     ts.bytes = bytes;
     ts.plan_us.assign(cands.size(), -1);
+    ts.ratio_hi.assign(cands.size(), -1);
     for (size_t s : which) {
       const double m = median(times[s]);
       if (sides[s].cand < 0) {
@@ -281,6 +282,14 @@ TuneResult measure(const PlanTable& table, CallOp op, int K, const std::vector<i
         (sides[s].ints ? ts.mpi_int_us : ts.mpi_double_us) = m;
       } else if (!unserved[s]) {
         ts.plan_us[static_cast<size_t>(sides[s].cand)] = m;
+        // Within each round, against MPI on the same datatype (every side
+        // of `which` has one time per round, in round order).
+        for (size_t q : which)
+          if (sides[q].cand < 0 && sides[q].ints == sides[s].ints && times[q].size() == times[s].size()) {
+            std::vector<double> ratio;
+            for (size_t i = 0; i < times[s].size(); ++i) ratio.push_back(times[s][i] / times[q][i]);
+            ts.ratio_hi[static_cast<size_t>(sides[s].cand)] = median_upper_95(ratio);
+          }
       } else if (rank == 0 && !f.quiet) {
         std::printf("  %s: not served by the library at %llu bytes (see the library's message); not a candidate\n",
                     sides[s].force.c_str(), static_cast<unsigned long long>(bytes));

@@ -267,6 +267,23 @@ TEST_CASE("tune: a plan only where it beats MPI by the margin, each property cla
   CHECK(best == same);
   CHECK(ratio == Approx(1.2));
 
+  // A median win the rounds do not agree on (the upper end of the paired
+  // ratios' interval at 1 or above) is not a win; below 1 it stands.
+  TuneResult split = r;
+  split.sizes[1].ratio_hi = {1.02, 0.7};
+  CHECK(tuned_choice(t, split, 1, integer) == same);  // fast's win is noise; same (0.6) still wins
+  CHECK(tuned_choice(t, split, 1, floating) == same);
+  split.sizes[1].ratio_hi = {1.02, 1.0};
+  CHECK(tuned_choice(t, split, 1, integer) == -1);
+  split.sizes[1].ratio_hi = {0.99, -1};  // -1: not known, the median decides
+  CHECK(tuned_choice(t, split, 1, integer) == fast);
+  CHECK(median_upper_95({}) == -1);
+  CHECK(median_upper_95({3}) == 3);
+  // n = 100: the 95% interval's upper end is the 60th smallest (index 60).
+  std::vector<double> hundred;
+  for (int i = 0; i < 100; ++i) hundred.push_back(99 - i);
+  CHECK(median_upper_95(hundred) == 60);
+
   // A plan the library did not serve (< 0) is never chosen.
   TuneResult unserved = r;
   unserved.sizes[0].plan_us = {-1, -1};
