@@ -714,33 +714,33 @@ struct Prime {
   // dot_avx2 over KV vectors of 8 elements at element offset i. c·x = lo − hi
   // (2^16 ≡ −1): lazy products lo − hi + Q in [2, 2^17 + 1], c = 65536 (−1)
   // as Q − x; up to 2^14 of them fit a 32-bit lane.
-  template <int KV>
+  template <size_t KV>
   COLLPLAN_EMBEDDED_TARGET(COLLPLAN_EMBEDDED_TAVX2)
   static void tile65537(elem* dst, const elem* const* src, const Coef* co, uint32_t k, size_t i, bool accumulate) {
     const __m256i qv = _mm256_set1_epi32(65537), lo16 = _mm256_set1_epi32(0xFFFF);
     __m256i acc[KV];
-    _Pragma("GCC unroll 4") for (int v = 0; v < KV; ++v) acc[v] =
+    _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) acc[v] =
         accumulate ? loadu(dst + i + 8 * v) : _mm256_setzero_si256();
     uint32_t since = 0;
     for (uint32_t s = 0; s < k; ++s) {
       const uint32_t* x = src[s] + i;
       if (co[s].c == 65536) {
-        _Pragma("GCC unroll 4") for (int v = 0; v < KV; ++v) acc[v] =
+        _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) acc[v] =
             _mm256_add_epi32(acc[v], _mm256_sub_epi32(qv, loadu(x + 8 * v)));
       } else {
         const __m256i cv = _mm256_set1_epi32(static_cast<int>(co[s].c));
-        _Pragma("GCC unroll 4") for (int v = 0; v < KV; ++v) {
+        _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) {
           const __m256i p = _mm256_mullo_epi32(loadu(x + 8 * v), cv);
           acc[v] = _mm256_add_epi32(
               acc[v], _mm256_sub_epi32(_mm256_add_epi32(_mm256_and_si256(p, lo16), qv), _mm256_srli_epi32(p, 16)));
         }
       }
       if (++since == (1u << 14)) {
-        _Pragma("GCC unroll 4") for (int v = 0; v < KV; ++v) acc[v] = reduce65537(acc[v], qv);
+        _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) acc[v] = reduce65537(acc[v], qv);
         since = 1;
       }
     }
-    _Pragma("GCC unroll 4") for (int v = 0; v < KV; ++v) storeu(dst + i + 8 * v, reduce65537(acc[v], qv));
+    _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) storeu(dst + i + 8 * v, reduce65537(acc[v], qv));
   }
 
   // Whole 8-element blocks; returns how many elements were done.
