@@ -14,11 +14,12 @@
 //             the threads transport; vectors of 4 KiB and 64 KiB; medians of
 //             21 runs; outputs compared byte for byte (a mismatch aborts).
 //             Ratio = generated time / engine time (< 1: generated faster);
-//   kernels   one combination of 8 sources (emitted `r.set`) by the kernels
-//             emitted code used before (bench/legacy/, one pass per term)
-//             and by collplan_kernels.h's fused dot() built for: SCALAR
-//             forced, plain -O2 (x86-dispatch) and -march=native; and the
-//             engine's gf::dot on the same data (bench/emit_kernels.cpp).
+//   kernels   one combination of 8 sources (emitted `r.set`) by
+//             collplan_kernels.h's fused dot() built for: SCALAR forced,
+//             plain -O2 (x86-dispatch) and -march=native; by the same
+//             SCALAR build one region pass per term (mul, then mad per
+//             term: how emitted code combined before dot() fused them); and
+//             the engine's gf::dot on the same data (bench/emit_kernels.cpp).
 //
 //   bench_emit [--quick]     --quick: K = 16 and 64 only in the replay
 //
@@ -221,17 +222,17 @@ double engine_dot(const Field& f, size_t bytes, uint32_t k) {
 }
 
 void kernel_section(const fs::path& root) {
-  std::printf("\n== kernels: one combination of 8 sources, median seconds (legacy = per-term scalar passes)\n");
+  std::printf("\n== kernels: one combination of 8 sources, median seconds (per-term = SCALAR build, one pass per term)\n");
   const fs::path dir = root / "kernels";
   fs::create_directories(dir);
   const std::vector<std::pair<std::string, std::string>> builds = {
       {"scalar", "-O2 -DCOLLPLAN_EMBEDDED_ISA=0"}, {"portable", "-O2"}, {"native", "-O2 -march=native"}};
-  // key: field/bytes → build → (legacy, fused)
+  // key: field/bytes → build → (per-term, fused)
   std::map<std::pair<std::string, size_t>, std::map<std::string, std::pair<double, double>>> res;
   std::map<std::string, std::string> isa;
   for (const auto& [bname, flags] : builds) {
     const std::string exe = (dir / ("k_" + bname)).string();
-    must(cxx() + " " + flags + " -I" + src("runtime/embedded") + " -I" + src("bench") + " " +
+    must(cxx() + " " + flags + " -I" + src("runtime/embedded") + " " +
          src("bench/emit_kernels.cpp") + " -o " + exe);
     const auto r = emit_test::run_cmd(exe + " 8");
     if (r.status != 0) {
@@ -246,27 +247,26 @@ void kernel_section(const fs::path& root) {
       char field[32];
       size_t bytes;
       unsigned kk;
-      double legacy, fused;
-      const size_t at = line.find(" isa="), lg = line.find(" legacy=");
+      double perterm, fused;
+      const size_t at = line.find(" isa="), lg = line.find(" perterm=");
       if (at == std::string::npos || lg == std::string::npos) continue;
       if (std::sscanf(line.c_str(), "field=%31s bytes=%zu k=%u", field, &bytes, &kk) == 3 &&
-          std::sscanf(line.c_str() + lg, " legacy=%lf fused=%lf", &legacy, &fused) == 2) {
-        res[{field, bytes}][bname] = {legacy, fused};
+          std::sscanf(line.c_str() + lg, " perterm=%lf fused=%lf", &perterm, &fused) == 2) {
+        res[{field, bytes}][bname] = {perterm, fused};
         isa[bname] = line.substr(at + 5, lg - at - 5);
       }
     }
   }
   for (const auto& [bname, flags] : builds) std::printf("  %-8s (%s): %s\n", bname.c_str(), flags.c_str(), isa[bname].c_str());
-  std::printf("%-12s %7s | %10s | %10s %10s %10s | %10s | %9s %9s %9s\n", "field", "vector", "legacy", "scalar",
-              "portable", "native", "engine", "leg/scal", "leg/port", "nat/eng");
+  std::printf("%-12s %7s | %10s | %10s %10s %10s | %10s | %9s %9s %9s\n", "field", "vector", "per-term", "scalar",
+              "portable", "native", "engine", "pt/scal", "port/eng", "nat/eng");
   for (const auto& [key, m] : res) {
     const Field f = key.first == "gf256" ? Field::gf256() : key.first == "gf65536" ? Field::gf65536() : Field::prime(65537);
     const double eng = engine_dot(f, key.second, 8);
-    const double legacy = m.at("scalar").first;  // the legacy kernels are scalar code in every build
+    const double perterm = m.at("scalar").first;
     std::printf("%-12s %3zu KiB | %10.3e | %10.3e %10.3e %10.3e | %10.3e | %9.2f %9.2f %9.2f\n", key.first.c_str(),
-                key.second / 1024, legacy, m.at("scalar").second, m.at("portable").second, m.at("native").second, eng,
-                legacy / m.at("scalar").second, legacy / m.at("portable").second,
-                m.at("native").second / eng);
+                key.second / 1024, perterm, m.at("scalar").second, m.at("portable").second, m.at("native").second, eng,
+                perterm / m.at("scalar").second, m.at("portable").second / eng, m.at("native").second / eng);
   }
 }
 

@@ -1,14 +1,17 @@
 // Kernel timing for bench_emit: one combination of k sources into one
 // destination (what an emitted `r.set(...)` does), over GF(2^8), GF(2^16)
 // and GF(65537), regions of 4 KiB and 64 KiB, by
-//   legacy  the kernels emitted code used before (bench/legacy/): a copy or
-//           multiply for the first term, then one multiply-add pass per term;
-//   fused   collplan_kernels.h's dot() on the path this file is compiled for
-//           (COLLPLAN_EMBEDDED_ISA / -march: bench_emit builds it several
-//           times).
+//   perterm  how emitted code combined before dot() fused the terms: a
+//            multiply for the first term, then one multiply-add pass over
+//            the region per term (the library's own mul()/mad(), so both
+//            figures come from the same kernels and only the fusion
+//            differs);
+//   fused    collplan_kernels.h's dot() on the path this file is compiled
+//            for (COLLPLAN_EMBEDDED_ISA / -march: bench_emit builds it
+//            several times).
 // Both results are compared byte for byte (exit 1 on a mismatch). Prints one
 // line per case:
-//   field=gf256 bytes=4096 k=8 isa=avx2 legacy=1.23e-06 fused=2.1e-07
+//   field=gf256 bytes=4096 k=8 isa=avx2 perterm=1.23e-06 fused=2.1e-07
 // with the median seconds of one combination.
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +21,6 @@
 #include <vector>
 
 #include "collplan_embedded.h"
-#include "legacy/embedded_kernels_v0.h"
 
 namespace {
 
@@ -47,7 +49,7 @@ uint64_t rnd(uint64_t& s) {
   return z ^ (z >> 31);
 }
 
-template <class F, class L>
+template <class F>
 bool run(const char* name, uint32_t q, size_t bytes, uint32_t k) {
   using E = typename F::elem;
   const size_t n = bytes / sizeof(E);
@@ -63,19 +65,19 @@ bool run(const char* name, uint32_t q, size_t bytes, uint32_t k) {
     ptr[s] = src[s].data();
   }
   std::vector<E> a(n), b(n);
-  const double legacy = median_time(
+  const double perterm = median_time(
       [&] {
-        L::mul(a.data(), src[0].data(), coef[0], n);
-        for (uint32_t s = 1; s < k; ++s) L::mad(a.data(), src[s].data(), coef[s], n);
+        F::mul(a.data(), src[0].data(), coef[0], n);
+        for (uint32_t s = 1; s < k; ++s) F::mad(a.data(), src[s].data(), coef[s], n);
       },
       bytes);
   const double fused = median_time([&] { F::dot(b.data(), ptr.data(), prep.data(), k, n, false); }, bytes);
   if (a != b) {
-    fprintf(stderr, "emit_kernels: %s bytes=%zu k=%u: fused and legacy results differ\n", name, bytes, k);
+    fprintf(stderr, "emit_kernels: %s bytes=%zu k=%u: fused and per-term results differ\n", name, bytes, k);
     return false;
   }
-  printf("field=%s bytes=%zu k=%u isa=%s legacy=%.4e fused=%.4e\n", name, bytes, k, collplan_embedded::kernel_isa(),
-         legacy, fused);
+  printf("field=%s bytes=%zu k=%u isa=%s perterm=%.4e fused=%.4e\n", name, bytes, k, collplan_embedded::kernel_isa(),
+         perterm, fused);
   return true;
 }
 
@@ -85,9 +87,9 @@ int main(int argc, char** argv) {
   const uint32_t k = argc > 1 ? static_cast<uint32_t>(atoi(argv[1])) : 8;
   bool ok = true;
   for (size_t bytes : {size_t{4096}, size_t{65536}}) {
-    ok = run<collplan_embedded::Gf2m<8, 0x11D>, collplan_legacy::Gf2m<8, 0x11D>>("gf256", 256, bytes, k) && ok;
-    ok = run<collplan_embedded::Gf2m<16, 0x1100B>, collplan_legacy::Gf2m<16, 0x1100B>>("gf65536", 65536, bytes, k) && ok;
-    ok = run<collplan_embedded::Prime<65537>, collplan_legacy::Prime<65537>>("prime:65537", 65537, bytes, k) && ok;
+    ok = run<collplan_embedded::Gf2m<8, 0x11D>>("gf256", 256, bytes, k) && ok;
+    ok = run<collplan_embedded::Gf2m<16, 0x1100B>>("gf65536", 65536, bytes, k) && ok;
+    ok = run<collplan_embedded::Prime<65537>>("prime:65537", 65537, bytes, k) && ok;
   }
   return ok ? 0 : 1;
 }

@@ -711,35 +711,47 @@ struct Prime {
   }
 #undef COLLPLAN_EMBEDDED_AVX2OP
 
+  // dot_avx2 over KV vectors of 8 elements at element offset i. c·x = lo − hi
+  // (2^16 ≡ −1): lazy products lo − hi + Q in [2, 2^17 + 1], c = 65536 (−1)
+  // as Q − x; up to 2^14 of them fit a 32-bit lane.
+  template <size_t KV>
+  COLLPLAN_EMBEDDED_TARGET(COLLPLAN_EMBEDDED_TAVX2)
+  static void tile65537(elem* dst, const elem* const* src, const Coef* co, uint32_t k, size_t i, bool accumulate) {
+    const __m256i qv = _mm256_set1_epi32(65537), lo16 = _mm256_set1_epi32(0xFFFF);
+    __m256i acc[KV];
+    _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) acc[v] =
+        accumulate ? loadu(dst + i + 8 * v) : _mm256_setzero_si256();
+    uint32_t since = 0;
+    for (uint32_t s = 0; s < k; ++s) {
+      const uint32_t* x = src[s] + i;
+      if (co[s].c == 65536) {
+        _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) acc[v] =
+            _mm256_add_epi32(acc[v], _mm256_sub_epi32(qv, loadu(x + 8 * v)));
+      } else {
+        const __m256i cv = _mm256_set1_epi32(static_cast<int>(co[s].c));
+        _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) {
+          const __m256i p = _mm256_mullo_epi32(loadu(x + 8 * v), cv);
+          acc[v] = _mm256_add_epi32(
+              acc[v], _mm256_sub_epi32(_mm256_add_epi32(_mm256_and_si256(p, lo16), qv), _mm256_srli_epi32(p, 16)));
+        }
+      }
+      if (++since == (1u << 14)) {
+        _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) acc[v] = reduce65537(acc[v], qv);
+        since = 1;
+      }
+    }
+    _Pragma("GCC unroll 4") for (size_t v = 0; v < KV; ++v) storeu(dst + i + 8 * v, reduce65537(acc[v], qv));
+  }
+
   // Whole 8-element blocks; returns how many elements were done.
   COLLPLAN_EMBEDDED_TARGET(COLLPLAN_EMBEDDED_TAVX2)
   static size_t dot_avx2(elem* dst, const elem* const* src, const Coef* co, uint32_t k, size_t n, bool accumulate) {
     size_t i = 0;
     if constexpr (Q == 65537) {
-      // c·x = lo − hi (2^16 ≡ −1): lazy products lo − hi + Q in [2, 2^17 + 1],
-      // c = 65536 (−1) as Q − x; up to 2^14 of them fit a 32-bit lane.
-      const __m256i qv = _mm256_set1_epi32(65537);
-      for (; i + 8 <= n; i += 8) {
-        __m256i acc = accumulate ? loadu(dst + i) : _mm256_setzero_si256();
-        uint32_t since = 0;
-        for (uint32_t s = 0; s < k; ++s) {
-          const __m256i x = loadu(src[s] + i);
-          __m256i t;
-          if (co[s].c == 65536) {
-            t = _mm256_sub_epi32(qv, x);
-          } else {
-            const __m256i p = _mm256_mullo_epi32(x, _mm256_set1_epi32(static_cast<int>(co[s].c)));
-            t = _mm256_sub_epi32(_mm256_add_epi32(_mm256_and_si256(p, _mm256_set1_epi32(0xFFFF)), qv),
-                                 _mm256_srli_epi32(p, 16));
-          }
-          acc = _mm256_add_epi32(acc, t);
-          if (++since == (1u << 14)) {
-            acc = reduce65537(acc, qv);
-            since = 1;
-          }
-        }
-        storeu(dst + i, reduce65537(acc, qv));
-      }
+      // Four vectors per pass (32 elements): four independent sums per
+      // source, one coefficient broadcast for all of them.
+      for (; i + 32 <= n; i += 32) tile65537<4>(dst, src, co, k, i, accumulate);
+      for (; i + 8 <= n; i += 8) tile65537<1>(dst, src, co, k, i, accumulate);
     } else {
       const uint64_t R = (uint64_t{1} << 32) % Q;
       const __m256i q = _mm256_set1_epi64x(Q), Rv = _mm256_set1_epi64x(static_cast<long long>(R));

@@ -374,10 +374,18 @@ namespace {
 template <int kV>
 COLLPLAN_AVX2_INLINE void dots_tile(size_t k, const MadTable* row, const void* const* src, void* out, size_t i,
                                     __m256i qv) {
+  // The first term's product is the initial sum (k >= 1): no addition of a
+  // zero sum, which is the one operation per element the per-term kernels
+  // (mul, then mad) did not do and this tile did.
   __m256i acc[kV];
-  COLLPLAN_UNROLL
-  for (int v = 0; v < kV; ++v) acc[v] = _mm256_setzero_si256();
-  for (size_t s = 0; s < k; ++s) {
+  {
+    const __m256i cv = _mm256_set1_epi32(static_cast<int>(row[0].c));
+    const __m256i cpv = _mm256_set1_epi64x(static_cast<long long>(row[0].shoup));
+    const unsigned char* p = cbytes(src[0], 4 * i);
+    COLLPLAN_UNROLL
+    for (int v = 0; v < kV; ++v) acc[v] = shoup8(loadu(p + 32 * v), cv, cpv, qv);
+  }
+  for (size_t s = 1; s < k; ++s) {
     const __m256i cv = _mm256_set1_epi32(static_cast<int>(row[s].c));
     const __m256i cpv = _mm256_set1_epi64x(static_cast<long long>(row[s].shoup));
     const unsigned char* p = cbytes(src[s], 4 * i);
