@@ -638,10 +638,55 @@ struct Nbc {
   std::string plan;
 };
 
+// What the short way to MPI reads (see "The short way to MPI" below), laid
+// out so that a call on MPI_COMM_WORLD with a predefined datatype touches
+// few cache lines: with more ranks than cores, every rank's lines are
+// evicted by the others between its calls, and each line read again costs
+// more than the instructions of the way. Line 0 holds the switches, the
+// pending-replay count and the world size; each operation's byte ranges for
+// K = world size sit in a line of their own; a datatype's size is one slot
+// of 16 bytes.
+struct alignas(64) Hot {
+  // Row i may take the short way: a set is loaded, its operation is not
+  // forced, and (non-blocking rows) non-blocking calls are served.
+  std::array<std::atomic<bool>, kReportRows> on{};
+  std::atomic<int> pending{0};  // replays pending (Pending's count)
+  int world_size = 0;           // MPI_COMM_WORLD's: it is never freed
+  const PlanTable* table = nullptr;
+  // Per operation, the table's ranges for K = world_size (the table does not
+  // change once loaded): MPI_COMM_WORLD's calls skip the look-up of K. Up to
+  // kInline ranges are copied here, as 32-bit bounds (a call has at least 1
+  // byte, so a range below that is left out; hi = UINT32_MAX stands for no
+  // upper end); calls of 2^32 − 1 bytes or more, and operations with more
+  // ranges or larger bounds, read the table's.
+  static constexpr uint32_t kInline = 6;
+  struct alignas(64) World {
+    uint32_t count = 0;       // the table's ranges for (op, world_size)
+    bool rows = false;        // false: no row for (op, world_size)
+    bool inlined = false;     // range[0, n) holds them all
+    uint8_t n = 0;
+    uint8_t no_row_bits = 0;  // bit i: range i's reason is kWhyNoRow, else kWhyRowSaysMpi
+    std::array<std::array<uint32_t, 2>, kInline> range{};  // bytes, inclusive
+    const PlanTable::ToMpi* more = nullptr;                // the table's ranges
+  };
+  std::array<World, kNumCallOps> world{};
+  // The sizes of MPI's predefined datatypes, by handle (open addressing):
+  // those handles are never freed, so never reused for another type; any
+  // other datatype is asked of MPI. An empty slot has key nullptr.
+  struct TypeSlot {
+    MPI_Datatype key = nullptr;
+    int size = 0;
+  };
+  static constexpr size_t kTypeSlots = 256;
+  std::array<TypeSlot, kTypeSlots> types{};
+};
+static_assert(sizeof(Hot::World) == 64, "one operation's ranges fill one cache line");
+Hot g_hot;
+
 struct Pending {
   std::mutex mu;  // guards list and every pending replay
   std::vector<std::unique_ptr<Nbc>> list;
-  std::atomic<int> count{0};
+  std::atomic<int>& count = g_hot.pending;  // in the short way's first cache line
 };
 Pending g_pending;
 inline Pending& pending() { return g_pending; }
@@ -867,31 +912,11 @@ size_t block_len(size_t count, uint32_t n) { return std::max<size_t>(1, (count +
 // decide alike; calls it leaves (a plan may serve them, a forced operation,
 // non-blocking replays pending, what decide checks first) take the full
 // decision. g_hot holds what it reads, apart from the rest of the Shim.
-struct alignas(64) Hot {
-  // Row i may take the short way: a set is loaded, its operation is not
-  // forced, and (non-blocking rows) non-blocking calls are served.
-  std::array<std::atomic<bool>, kReportRows> on{};
-  const PlanTable* table = nullptr;
-  int world_size = 0;  // MPI_COMM_WORLD's: it is never freed
-  // Per operation, the table's ranges for K = world_size (the table does not
-  // change once loaded): MPI_COMM_WORLD's calls skip the look-up of K.
-  struct World {
-    const PlanTable::ToMpi* first = nullptr;
-    uint32_t count = 0;
-    bool rows = false;  // false: no row for (op, world_size)
-  };
-  std::array<World, kNumCallOps> world{};
-  // The sizes of MPI's predefined datatypes, by handle (open addressing):
-  // those handles are never freed, so never reused for another type; any
-  // other datatype is asked of MPI. An empty slot holds nullptr.
-  static constexpr size_t kTypeSlots = 256;
-  std::array<MPI_Datatype, kTypeSlots> type_key{};
-  std::array<int, kTypeSlots> type_size{};
-};
-Hot g_hot;
 
+// Fibonacci hashing: the handles are addresses of static objects a fixed
+// stride apart, which a plain modulus can fold onto few slots.
 inline size_t type_slot(MPI_Datatype t) {
-  return (reinterpret_cast<uintptr_t>(t) >> 6) % Hot::kTypeSlots;
+  return static_cast<size_t>((reinterpret_cast<uintptr_t>(t) * 0x9E3779B97F4A7C15ull) >> 56);
 }
 void remember_type_sizes() {
   for (MPI_Datatype t :
@@ -904,8 +929,8 @@ void remember_type_sizes() {
     int size = 0;
     if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) continue;
     for (size_t i = type_slot(t), n = 0; n < Hot::kTypeSlots; i = (i + 1) % Hot::kTypeSlots, ++n)
-      if (g_hot.type_key[i] == t || g_hot.type_key[i] == nullptr) {
-        g_hot.type_key[i] = t, g_hot.type_size[i] = size;
+      if (g_hot.types[i].key == t || g_hot.types[i].key == nullptr) {
+        g_hot.types[i] = Hot::TypeSlot{t, size};
         break;
       }
   }
@@ -913,8 +938,9 @@ void remember_type_sizes() {
 // The size of a predefined datatype t, or 0 (another datatype).
 inline int predefined_size(MPI_Datatype t) {
   for (size_t i = type_slot(t);; i = (i + 1) % Hot::kTypeSlots) {
-    if (g_hot.type_key[i] == t) return g_hot.type_size[i];
-    if (g_hot.type_key[i] == nullptr) return 0;  // empty slot (MPI_DATATYPE_NULL need not be null)
+    const Hot::TypeSlot& slot = g_hot.types[i];
+    if (slot.key == t) return slot.size;
+    if (slot.key == nullptr) return 0;  // empty slot (MPI_DATATYPE_NULL need not be null)
   }
 }
 // The size of datatype t, > 0, or 0 when it cannot be known here.
@@ -940,7 +966,22 @@ void update_hot(bool table = false) {
     const std::vector<PlanTable::Span>& near = s.table.spans[op];
     const PlanTable::Span* sp = K < PlanTable::kDirectK ? (K < near.size() ? &near[K] : nullptr)
                                                         : s.table.far_span(static_cast<CallOp>(op), K);
-    if (sp && sp->rows) w = Hot::World{s.table.to_mpi.data() + sp->first, sp->count, true};
+    if (sp && sp->rows) {
+      w.rows = true;
+      w.count = sp->count;
+      w.more = s.table.to_mpi.data() + sp->first;
+      w.inlined = true;
+      for (uint32_t i = 0; i < sp->count && w.inlined; ++i) {
+        const PlanTable::ToMpi& r = w.more[i];
+        if (r.hi < 1) continue;  // no call has 0 bytes here
+        const uint64_t hi = r.hi == UINT64_MAX ? UINT32_MAX : r.hi;
+        w.inlined = w.n < Hot::kInline && r.lo < UINT32_MAX && hi <= UINT32_MAX;
+        if (!w.inlined) break;
+        w.range[w.n] = {static_cast<uint32_t>(r.lo), static_cast<uint32_t>(hi)};
+        if (r.why == kWhyNoRow) w.no_row_bits |= static_cast<uint8_t>(1u << w.n);
+        ++w.n;
+      }
+    }
     g_hot.world[static_cast<size_t>(op)] = w;
     g_hot.table = &s.table;
   }
@@ -953,10 +994,24 @@ void update_hot(bool table = false) {
   }
 }
 
+// The reason a call of op on MPI_COMM_WORLD with `bytes` goes to MPI
+// whatever its datatype and operator (PlanTable::mpi_only for K = world
+// size), or nullptr; reads one cache line when Hot::World holds (op, K)'s
+// ranges.
+__attribute__((always_inline)) inline const char* world_why(CallOp op, uint64_t bytes) {
+  const Hot::World& w = g_hot.world[static_cast<size_t>(op)];
+  if (!w.rows) return kWhyNoRow;
+  if (!w.inlined || bytes >= UINT32_MAX) return PlanTable::in_ranges(w.more, w.count, bytes);
+  const auto b = static_cast<uint32_t>(bytes);
+  for (uint32_t i = 0; i < w.n; ++i)
+    if (w.range[i][0] <= b && b <= w.range[i][1]) return (w.no_row_bits >> i) & 1u ? kWhyNoRow : kWhyRowSaysMpi;
+  return nullptr;
+}
+
 // True (and counted) when the call of row `row` goes to MPI by the short way.
 __attribute__((always_inline)) inline bool short_way(int row, CallOp op, MPI_Comm comm, int count, MPI_Datatype type) {
   if (!g_hot.on[static_cast<size_t>(row)].load(std::memory_order_relaxed) ||
-      pending().count.load(std::memory_order_acquire) != 0)
+      g_hot.pending.load(std::memory_order_acquire) != 0)
     return false;
   if (count <= 0) return false;
   const int tsize = type_size(type);
@@ -965,8 +1020,7 @@ __attribute__((always_inline)) inline bool short_way(int row, CallOp op, MPI_Com
   const char* why = nullptr;
   if (comm == MPI_COMM_WORLD) {
     if (g_hot.world_size < 2) return false;
-    const Hot::World& w = g_hot.world[static_cast<size_t>(op)];
-    why = w.rows ? PlanTable::in_ranges(w.first, w.count, bytes) : kWhyNoRow;
+    why = world_why(op, bytes);
   } else {
     const int K = comm_size(comm);
     if (K < 2) return false;
@@ -985,14 +1039,11 @@ __attribute__((always_inline)) inline bool world_short_way(int row, CallOp op, M
   FastCounts* b = t_fast;
   if (comm != MPI_COMM_WORLD || !b || count <= 0 || g_hot.world_size < 2 ||
       !g_hot.on[static_cast<size_t>(row)].load(std::memory_order_relaxed) ||
-      pending().count.load(std::memory_order_acquire) != 0)
+      g_hot.pending.load(std::memory_order_acquire) != 0)
     return false;
   const int tsize = predefined_size(type);
   if (!tsize) return false;
-  const Hot::World& w = g_hot.world[static_cast<size_t>(op)];
-  const char* why = w.rows ? PlanTable::in_ranges(w.first, w.count,
-                                                  static_cast<uint64_t>(count) * static_cast<uint64_t>(tsize))
-                           : kWhyNoRow;
+  const char* why = world_why(op, static_cast<uint64_t>(count) * static_cast<uint64_t>(tsize));
   if (!why) return false;
   std::atomic<uint64_t>& c = b->n[static_cast<size_t>(row)][why == kWhyRowSaysMpi ? 0 : 1];
   c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -1204,7 +1255,7 @@ int MPI_Op_free(MPI_Op* op) {
 
 namespace collplan::pmpi {
 
-bool nbc_idle() { return t_inside > 0 || pending().count.load(std::memory_order_acquire) == 0; }
+bool nbc_idle() { return t_inside > 0 || g_hot.pending.load(std::memory_order_acquire) == 0; }
 
 void nbc_progress() {
   if (nbc_idle()) return;

@@ -705,6 +705,22 @@ int run_repro(int runs) {
   return 0;
 }
 
+// MPI_Allreduce(BXOR) of each listed number of bytes on MPI_COMM_WORLD,
+// against PMPI_: the sizes a test's table sends to plans or to MPI.
+int run_sizes(int argc, char** argv) {
+  std::mt19937_64 rng(99 + rank_);
+  for (int i = 2; i < argc; ++i) {
+    const int n = std::atoi(argv[i]);
+    std::vector<unsigned char> in(static_cast<size_t>(n)), out(in.size()), want(in.size());
+    for (auto& b : in) b = static_cast<unsigned char>(rng());
+    MPI_Allreduce(in.data(), out.data(), n, MPI_UNSIGNED_CHAR, MPI_BXOR, MPI_COMM_WORLD);
+    PMPI_Allreduce(in.data(), want.data(), n, MPI_UNSIGNED_CHAR, MPI_BXOR, MPI_COMM_WORLD);
+    ++checks;
+    if (out != want) fail("allreduce of " + std::to_string(n) + " bytes differs from PMPI_Allreduce's");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -733,8 +749,10 @@ int main(int argc, char** argv) {
     MPI_Comm_free(&half);
   } else if (mode == "repro") {
     run_repro(argc > 2 ? std::atoi(argv[2]) : 20);
+  } else if (mode == "sizes") {
+    run_sizes(argc, argv);
   } else {
-    if (rank_ == 0) std::fprintf(stderr, "usage: pmpi_check ops | nbc | repro [RUNS]\n");
+    if (rank_ == 0) std::fprintf(stderr, "usage: pmpi_check ops | nbc | repro [RUNS] | sizes BYTES...\n");
     MPI_Finalize();
     return 2;
   }

@@ -71,6 +71,40 @@ grep -q "pmpi_check: OK" <<<"$out" || fail "nbc off: $out"
 grep -q "^collplan:   iallreduce: served 0, fell back [1-9][0-9]*; [0-9]* x non-blocking calls go to MPI" <<<"$out" \
   || fail "nbc off: non-blocking calls were served: $out"
 
+# A table with many "mpi" ranges for one (operation, K): the short way to
+# MPI must send exactly the calls in those ranges there, whether it holds the
+# ranges itself (N = 2: 3 ranges with the one above the table's end) or
+# reads them from the table (N = 6: 7 ranges, more than it holds).
+ranges() {  # ranges N: N mpi ranges [16i+1, 16i+8] between plan rows
+  local d="$dir/ranges$1"
+  cp -r "$set_dir" "$d"
+  python3 - "$d" "$1" <<'PY' || fail "could not edit the index"
+import json, sys, os
+d, n = sys.argv[1], int(sys.argv[2])
+ix = json.load(open(os.path.join(d, "index.json")))
+plan = [r for r in ix["table"] if r["op"] == "allreduce" and r["K"] == 4][0]["plan"]
+rows = [r for r in ix["table"] if not (r["op"] == "allreduce" and r["K"] == 4)]
+for i in range(n):
+    rows.append({"op": "allreduce", "K": 4, "bytes": [16 * i + 1, 16 * i + 8], "plan": "mpi"})
+    rows.append({"op": "allreduce", "K": 4, "bytes": [16 * i + 9, 16 * i + 16], "plan": plan})
+rows.append({"op": "allreduce", "K": 4, "bytes": [16 * n + 1, 1048576], "plan": plan})
+ix["table"] = rows
+json.dump(ix, open(os.path.join(d, "index.json"), "w"))
+PY
+  local sizes=() i
+  for ((i = 0; i <= $1; ++i)); do sizes+=($((16 * i + 1)) $((16 * i + 8)) $((16 * i + 9)) $((16 * i + 16))); done
+  local out
+  out=$(COLLPLAN_PLANS="$d" LD_PRELOAD="$LIB" run 4 COLLPLAN_PLANS LD_PRELOAD COLLPLAN_REPORT -- "$CHECK" sizes "${sizes[@]}") \
+    || fail "ranges $1: $out"
+  grep -q "pmpi_check: OK ($((4 * ${#sizes[@]})) checks)" <<<"$out" || fail "ranges $1: $out"
+  # Sizes 16i+1 and 16i+8 for i < N go to MPI by the table; the rest are served.
+  grep -q "^collplan:   allreduce: served $((${#sizes[@]} - 2 * $1)), fell back $((2 * $1)); $((2 * $1)) x table row says mpi\$" \
+    <<<"$out" || fail "ranges $1: not the calls the table sends to MPI: $out"
+  echo "ranges $1: $(grep "^collplan:   allreduce" <<<"$out")"
+}
+ranges 2
+ranges 6
+
 # Bad configurations: one message (the first failing rank's), all calls to MPI.
 bad() {  # bad NAME DIR EXPECTED-MESSAGE
   local out
