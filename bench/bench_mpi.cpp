@@ -176,7 +176,7 @@ class HandLoop {
   }
 
  private:
-  void combine(const std::vector<ir::Term>& terms, unsigned char* dst) {
+  void combine(std::span<const ir::Term> terms, unsigned char* dst) {
     if (terms.empty()) {
       std::memset(dst, 0, len_ * f_.elem_bytes());
       return;

@@ -9,24 +9,24 @@ namespace collplan::rt {
 
 namespace {
 
-bool all_ones(const std::vector<ir::Term>& terms) {
+bool all_ones(std::span<const ir::Term> terms) {
   return std::all_of(terms.begin(), terms.end(), [](const ir::Term& t) { return t.coeff == 1; });
 }
 
 // Worth a dot call: two or more terms, not a plain sum (a sum is cheaper as
 // copy + adds, which need no tables).
-bool dot_worthy(const std::vector<ir::Term>& nz) { return nz.size() >= 2 && !all_ones(nz); }
+bool dot_worthy(std::span<const ir::Term> nz) { return nz.size() >= 2 && !all_ones(nz); }
 
-bool same_sources(const std::vector<ir::Term>& a, const std::vector<ir::Term>& b) {
+bool same_sources(std::span<const ir::Term> a, std::span<const ir::Term> b) {
   return a.size() == b.size() &&
          std::equal(a.begin(), a.end(), b.begin(), [](const ir::Term& x, const ir::Term& y) { return x.slot == y.slot; });
 }
 
-bool reads_slot(const std::vector<ir::Term>& terms, uint32_t s) {
+bool reads_slot(std::span<const ir::Term> terms, uint32_t s) {
   return std::any_of(terms.begin(), terms.end(), [&](const ir::Term& t) { return t.slot == s; });
 }
 
-void distinct_slots(const std::vector<ir::Term>& terms, std::vector<uint32_t>& out) {
+void distinct_slots(std::span<const ir::Term> terms, std::vector<uint32_t>& out) {
   for (const ir::Term& t : terms)
     if (std::find(out.begin(), out.end(), t.slot) == out.end()) out.push_back(t.slot);
 }
@@ -34,7 +34,7 @@ void distinct_slots(const std::vector<ir::Term>& terms, std::vector<uint32_t>& o
 }  // namespace
 
 // Terms with coefficient 0 contribute nothing over a field.
-std::vector<ir::Term> Engine::Impl::nonzero(const std::vector<ir::Term>& terms) {
+std::vector<ir::Term> Engine::Impl::nonzero(std::span<const ir::Term> terms) {
   std::vector<ir::Term> nz;
   for (const ir::Term& t : terms)
     if (t.coeff != 0) nz.push_back(t);
@@ -45,7 +45,7 @@ std::vector<ir::Term> Engine::Impl::nonzero(const std::vector<ir::Term>& terms) 
 // one term only (scale and accumulate in place: a field sum may be taken in
 // any order, so that term goes first), or more than once (evaluate in the
 // scratch row).
-Engine::Impl::DstUse Engine::Impl::dst_use(const std::vector<ir::Term>& nz, uint32_t dst) {
+Engine::Impl::DstUse Engine::Impl::dst_use(std::span<const ir::Term> nz, uint32_t dst) {
   size_t uses = 0;
   for (const ir::Term& t : nz) uses += t.slot == dst;
   if (uses == 0) return DstUse::none;
@@ -88,7 +88,7 @@ void Engine::Impl::emit_dot(const std::vector<uint32_t>& src_units,
 
 // target += Σ nz[from..]: adds for coefficient 1, multiply-accumulates
 // otherwise.
-void Engine::Impl::emit_accumulate(const std::vector<ir::Term>& nz, size_t from, uint32_t target) {
+void Engine::Impl::emit_accumulate(std::span<const ir::Term> nz, size_t from, uint32_t target) {
   for (size_t i = from; i < nz.size(); ++i) {
     if (nz[i].coeff == 1)
       emit(Code::add, nz[i].slot, target);
@@ -99,7 +99,7 @@ void Engine::Impl::emit_accumulate(const std::vector<ir::Term>& nz, size_t from,
 
 // target := Σ nz, where target is not among the sources (nz has no zero
 // coefficients).
-void Engine::Impl::emit_direct(const std::vector<ir::Term>& nz, uint32_t target, Code copy_code) {
+void Engine::Impl::emit_direct(std::span<const ir::Term> nz, uint32_t target, Code copy_code) {
   if (nz.empty()) {
     emit(Code::zero, 0, target);
   } else if (opt.use_dot && dot_worthy(nz)) {
@@ -126,7 +126,7 @@ void Engine::Impl::emit_direct(const std::vector<ir::Term>& nz, uint32_t target,
 // with the same dot-worthy source list share one dot call, emitted after
 // the others.
 void Engine::Impl::emit_payloads(const std::vector<std::pair<const ir::Combo*, uint32_t>>& elems) {
-  std::vector<std::pair<const std::vector<ir::Term>*, std::vector<std::pair<uint32_t, std::vector<Elem>>>>> groups;
+  std::vector<std::pair<const ir::Terms*, std::vector<std::pair<uint32_t, std::vector<Elem>>>>> groups;
   for (const auto& [c, target] : elems) {
     const auto nz = nonzero(c->terms);
     if (!opt.use_dot || !dot_worthy(nz)) {

@@ -196,14 +196,14 @@ struct Engine::Impl {
 
   // engine_combine.cpp
   enum class DstUse { none, first, elsewhere };
-  static std::vector<ir::Term> nonzero(const std::vector<ir::Term>& terms);
-  static DstUse dst_use(const std::vector<ir::Term>& nz, uint32_t dst);
+  static std::vector<ir::Term> nonzero(std::span<const ir::Term> terms);
+  static DstUse dst_use(std::span<const ir::Term> nz, uint32_t dst);
   uint32_t mad_table(Elem c);
   void emit(Code c, uint32_t src, uint32_t dst, uint32_t tab = 0) { instrs.push_back(Instr{c, tab, src, dst}); }
   void emit_dot(const std::vector<uint32_t>& src_units, const std::vector<std::pair<uint32_t, std::vector<Elem>>>& rows);
   // copy_code: Code::op_copy when target := src is the plan's own op.
-  void emit_direct(const std::vector<ir::Term>& nz, uint32_t target, Code copy_code = Code::copy);
-  void emit_accumulate(const std::vector<ir::Term>& nz, size_t from, uint32_t target);
+  void emit_direct(std::span<const ir::Term> nz, uint32_t target, Code copy_code = Code::copy);
+  void emit_accumulate(std::span<const ir::Term> nz, size_t from, uint32_t target);
   void emit_payloads(const std::vector<std::pair<const ir::Combo*, uint32_t>>& elems);
   void emit_ops(const std::vector<ir::Op>& ops);
   void emit_op(const ir::Op& op, std::vector<const ir::Op*>& group);

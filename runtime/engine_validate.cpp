@@ -5,7 +5,7 @@
 namespace collplan::rt {
 
 void Engine::Impl::validate(const ir::Program& prog) const {
-  auto check_terms = [&](const std::vector<ir::Term>& terms, ir::StepNo t, const char* where) {
+  auto check_terms = [&](std::span<const ir::Term> terms, ir::StepNo t, const char* where) {
     for (const ir::Term& term : terms) {
       if (term.slot >= prog.num_slots)
         user_error("rank {}, step {}: {} reads slot {}, the program has {} slots", rank, t, where, term.slot,

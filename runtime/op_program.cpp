@@ -153,7 +153,7 @@ struct OpProgram::Impl {
 
   // acc = t_1; acc = acc ⊕ t_2; … written to `dst`. `fold_in_dst`: dst is a
   // row the operator may work in (aligned, and not read by a later term).
-  void emit_combo(const std::vector<Term>& terms, Loc dst, bool fold_in_dst, const std::string& where) {
+  void emit_combo(std::span<const Term> terms, Loc dst, bool fold_in_dst, const std::string& where) {
     if (terms.empty()) {
       code.push_back({Instr::zero, {}, {}, dst});
       return;

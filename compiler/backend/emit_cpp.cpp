@@ -58,7 +58,7 @@ std::string term_text(const ir::Term& t) {
   return t.coeff == 1 ? fmt::format("s{}", t.slot) : fmt::format("{}*s{}", t.coeff, t.slot);
 }
 
-std::string combo_text(const std::vector<ir::Term>& terms) {
+std::string combo_text(std::span<const ir::Term> terms) {
   if (terms.empty()) return "0";
   std::string s;
   for (size_t i = 0; i < terms.size(); ++i) s += (i ? " + " : "") + term_text(terms[i]);
@@ -71,14 +71,14 @@ std::string slots_text(const std::vector<ir::SlotId>& slots) {
   return s;
 }
 
-std::vector<ir::Term> nonzero(const std::vector<ir::Term>& terms) {
+std::vector<ir::Term> nonzero(std::span<const ir::Term> terms) {
   std::vector<ir::Term> out;
   for (const auto& t : terms)
     if (t.coeff != 0) out.push_back(t);
   return out;
 }
 
-bool reads(const std::vector<ir::Term>& terms, ir::SlotId s, size_t from = 0) {
+bool reads(std::span<const ir::Term> terms, ir::SlotId s, size_t from = 0) {
   return std::any_of(terms.begin() + static_cast<std::ptrdiff_t>(std::min(from, terms.size())), terms.end(),
                      [&](const ir::Term& t) { return t.slot == s; });
 }
@@ -174,7 +174,7 @@ class RankEmitter {
   }
 
   // Appends the terms to the tables; returns "kSlot + o, kCoef + o, n".
-  std::string terms_ref(const std::vector<ir::Term>& terms) {
+  std::string terms_ref(std::span<const ir::Term> terms) {
     const size_t o = slots_.size();
     for (const auto& t : terms) {
       slots_.push_back(t.slot);
@@ -184,7 +184,7 @@ class RankEmitter {
   }
 
   // dst := terms (nonzero, dst not among them).
-  std::string set(const std::string& dst, const std::vector<ir::Term>& terms) {
+  std::string set(const std::string& dst, std::span<const ir::Term> terms) {
     if (terms.empty()) return fmt::format("  r.zero({});\n", dst);
     return fmt::format("  r.set({}, {});\n", dst, terms_ref(terms));
   }

@@ -25,7 +25,7 @@ struct Val {
 
 bool later(const Val& a, const Val& b) { return a.ready != b.ready ? a.ready > b.ready : a.len > b.len; }
 
-Val latest(const std::vector<Val>& slots, const std::vector<ir::Term>& terms) {
+Val latest(const std::vector<Val>& slots, std::span<const ir::Term> terms) {
   Val best;
   for (const ir::Term& t : terms)
     if (later(slots[t.slot], best)) best = slots[t.slot];

@@ -104,7 +104,17 @@ int cmd_compile(const SpecFlags& sf, const std::string& algorithm, const std::st
   // The digest comes with the write (the plan is not encoded twice); without
   // a file it is computed only where it is printed.
   std::optional<Digest> digest;
-  if (!out.empty()) digest = ir::write_binary(res.plan, out);
+  if (!out.empty()) {
+    try {
+      digest = ir::write_binary(res.plan, out);
+    } catch (const std::bad_alloc&) {
+      // The plan is built and checked; its encoding needs a few MiB more.
+      resource_error(ResourceError::Kind::Memory,
+                     "out of memory writing the checked {} plan of {} = {} ranks to {}; raise `ulimit -v` or free "
+                     "memory, or use fewer ranks or blocks",
+                     res.plan.spec.algorithm, is_code_op(spec.op) ? "N" : "K", num_ranks(spec), out);
+    }
+  }
   auto digest_hex = [&] {
     if (!digest) digest = ir::plan_digest(res.plan);
     return digest->hex();

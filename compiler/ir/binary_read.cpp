@@ -305,7 +305,8 @@ Rank single_rank_entry(const Head& head, const uint8_t* first4, size_t avail, ui
 
 namespace {
 
-void read_combo(Reader& rd, std::vector<Term>& terms, uint32_t num_slots, const Field& f, uint32_t eb) {
+template <class TermList>
+void read_combo(Reader& rd, TermList& terms, uint32_t num_slots, const Field& f, uint32_t eb) {
   auto slot = [&](const char* what) {
     SlotId v = rd.u32(what);
     if (v >= num_slots) rd.wrong("term reads slot {}, but the rank has {} slots", v, num_slots);

@@ -48,7 +48,7 @@ class BlobWriter {
   size_t n_;
 };
 
-void write_combo(BlobWriter& w, const std::vector<Term>& terms, uint32_t eb) {
+void write_combo(BlobWriter& w, std::span<const Term> terms, uint32_t eb) {
   const uint64_t n = terms.size();
   if (n == 1 && terms[0].coeff == 1) {  // a copy, most combinations: the unit encoding is the shortest
     w.u8(kComboUnit);

@@ -41,7 +41,7 @@ Plan make_plan(const Spec& spec, uint32_t num_steps) {
   return plan;
 }
 
-static void check_terms(const Program& prog, const std::vector<Term>& terms) {
+static void check_terms(const Program& prog, std::span<const Term> terms) {
   for (const Term& t : terms)
     COLLPLAN_ASSERT(t.slot < prog.num_slots,
                     fmt::format("rank {}: term reads slot {} of {}", prog.rank, t.slot, prog.num_slots));

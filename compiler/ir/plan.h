@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "ir/spec.h"
+#include "support/small_vec.h"
 
 namespace collplan::ir {
 
@@ -78,8 +79,14 @@ struct Term {
   friend bool operator==(const Term&, const Term&) = default;
 };
 
+// A combination's terms (one in almost every plan) and an op's (two in
+// almost every reduction), held in place (support/small_vec.h) instead of
+// one heap block each.
+using Terms = SmallVec<Term, 1>;
+using OpTerms = SmallVec<Term, 2>;
+
 struct Combo {
-  std::vector<Term> terms;  // ordered; empty = zero
+  Terms terms;  // ordered; empty = zero
   friend bool operator==(const Combo&, const Combo&) = default;
 };
 
@@ -100,7 +107,7 @@ struct Recv {
 
 struct Op {
   SlotId dst = 0;
-  std::vector<Term> terms;     // dst := Σ terms, in order
+  OpTerms terms;               // dst := Σ terms, in order
   uint32_t matrix_col = kNoCol;  // see "Re-coding" above
   friend bool operator==(const Op&, const Op&) = default;
 };

@@ -15,7 +15,7 @@
 // A Domain provides
 //   using Value = ...;                          // one slot's abstract value
 //   Value input(ir::Rank k, uint32_t i);        // rank k's i-th input
-//   Value eval(ir::Rank k, const std::vector<ir::Term>& terms,
+//   Value eval(ir::Rank k, std::span<const ir::Term> terms,
 //              const std::vector<Value>& slots);  // Σ terms over slots
 //   Value undefined();                          // value of a never-written slot
 // and may provide hooks (detected with requires-expressions):

@@ -44,7 +44,7 @@ std::string term_text(const Term& t) {
 
 // Appends a combination's atoms: terms joined by " + ", "0" when empty.
 // `lead` goes before the first atom, `trail` is glued to the last one.
-void combo_atoms(Wrapper& w, const std::vector<Term>& terms, const std::string& lead, const std::string& trail) {
+void combo_atoms(Wrapper& w, std::span<const Term> terms, const std::string& lead, const std::string& trail) {
   if (terms.empty()) {
     w.atom(lead, "0" + trail);
     return;

@@ -18,7 +18,7 @@ namespace {
 // `where` names the combination in a message; it is formatted only for one
 // (a plan has a combination per message element and op).
 template <class Where>
-void check_combo(const Field& f, const Program& prog, StepNo t, const std::vector<Term>& terms, const Where& where) {
+void check_combo(const Field& f, const Program& prog, StepNo t, std::span<const Term> terms, const Where& where) {
   for (const Term& term : terms) {
     if (term.slot >= prog.num_slots)
       verify_error("rank {} step {}: {} reads slot {}, but the rank has {} slots (valid: 0..{})", prog.rank, t, where(),

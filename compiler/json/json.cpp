@@ -101,7 +101,7 @@ J spec_json(const Spec& s, bool with_matrix) {
 }
 
 template <typename J>
-J terms_json(const std::vector<Term>& terms) {
+J terms_json(std::span<const Term> terms) {
   J a = J::array();
   for (const Term& t : terms) a.push_back(J::array({t.slot, t.coeff}));
   return a;

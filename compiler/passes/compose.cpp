@@ -234,7 +234,7 @@ void scale_inputs(Plan& plan, const std::vector<Elem>& factors, const MatrixSpec
   for (Program& prog : plan.ranks) {
     const Elem c = factors[prog.rank];
     const SlotId in = prog.inputs[0];
-    auto fold = [&](std::vector<ir::Term>& terms) {
+    auto fold = [&](auto& terms) {
       for (ir::Term& t : terms)
         if (t.slot == in) t.coeff = f.mul(t.coeff, c);
     };
@@ -294,7 +294,7 @@ std::vector<std::vector<Held>> place(Plan& whole, const Plan& part, const std::v
     // input (unset once written, or for non-input slots).
     std::vector<const Held*> bound(src.num_slots, nullptr);
     for (size_t i = 0; i < src.inputs.size(); ++i) bound[src.inputs[i]] = &inputs[j][i];
-    auto map_terms = [&](const std::vector<ir::Term>& terms) {
+    auto map_terms = [&](std::span<const ir::Term> terms) {
       std::vector<ir::Term> out;
       for (const ir::Term& t : terms) {
         if (const Held* v = bound[t.slot]) {

@@ -28,7 +28,7 @@ struct PureInputs {
 
   Value undefined() { return -1; }
   Value input(Rank k, uint32_t i) { return input_offset[k] + i; }
-  Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
     return terms.size() == 1 && terms[0].coeff == 1 ? slots[terms[0].slot] : -1;
   }
   void flush() {

@@ -73,7 +73,7 @@ struct PackedRandomCheck {
 
   Value undefined() { return {}; }
   Value input(Rank k, uint32_t i) { return input_lanes<T>(pc, *in.expected, k, i, lane0, W); }
-  Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
     return eval_lanes(ar, terms, slots, W);
   }
   void on_end(Rank k, const std::vector<Value>& slots) {
@@ -131,7 +131,7 @@ struct SparseDomain {
     return Value{std::move(many), Entry{static_cast<uint32_t>(v.size()), 0}};
   }
   Elem scaled(Elem c, Elem e) const { return c == 1 ? e : f.mul(c, e); }
-  Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
     const Term *only = nullptr, *first = nullptr;
     size_t live = 0, total = 0;
     for (const Term& t : terms)

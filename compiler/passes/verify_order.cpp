@@ -50,7 +50,7 @@ struct OrderDomain {
     return {Interval::bad, 0, 0, static_cast<uint32_t>(errors.size() - 1)};
   }
 
-  Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
     for (const Term& t : terms)
       if (t.coeff != 1)
         return fail(fmt::format("has coefficient {} on slot {}; an order-preserving plan uses only coefficient 1 "

@@ -83,7 +83,7 @@ struct FieldArith {
 
 // Σ terms over slots, on W lanes.
 template <class Arith>
-Lanes<typename Arith::T> eval_lanes(const Arith& ar, const std::vector<ir::Term>& terms,
+Lanes<typename Arith::T> eval_lanes(const Arith& ar, std::span<const ir::Term> terms,
                                     const std::vector<Lanes<typename Arith::T>>& slots, uint32_t W) {
   Lanes<typename Arith::T> acc;
   for (const ir::Term& t : terms) {

@@ -169,13 +169,13 @@ struct ReductionDomain {
     if (not_ordered.empty()) not_ordered = what;
   }
 
-  Value eval(Rank, const std::vector<Term>& terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
     Value out = eval_combo(terms, slots);
     ++at_element;  // the next payload element of the same send
     return out;
   }
 
-  Value eval_combo(const std::vector<Term>& terms, const std::vector<Value>& slots) {
+  Value eval_combo(std::span<const Term> terms, const std::vector<Value>& slots) {
     for (const Term& t : terms)
       if (t.coeff != 1) {
         const std::string what = fmt::format(

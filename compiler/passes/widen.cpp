@@ -28,7 +28,7 @@ Plan widen(const Plan& plan, uint32_t n) {
       for (uint32_t b = 0; b < n; ++b) w.push_back(x * n + b);
     return w;
   };
-  auto terms = [n](const std::vector<Term>& v, uint32_t b) {
+  auto terms = [n](std::span<const Term> v, uint32_t b) {
     std::vector<Term> w;
     w.reserve(v.size());
     for (const Term& t : v) w.push_back(Term{t.slot * n + b, t.coeff});

@@ -24,7 +24,7 @@ namespace {
 const char* const kConfig[] = {"--cfg=network/model:CM02", "--cfg=network/crosstraffic:0", nullptr};
 
 // Flops of one combination (see "Computation" in the header).
-double combo_flops(const std::vector<ir::Term>& terms, double row_bytes) {
+double combo_flops(std::span<const ir::Term> terms, double row_bytes) {
   if (terms.size() == 1 && terms[0].coeff == 1) return 0;
   return static_cast<double>(terms.size()) * row_bytes;
 }

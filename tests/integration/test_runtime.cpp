@@ -96,7 +96,7 @@ RankVecs reference(const Plan& plan, size_t len, const RankVecs& inputs) {
     for (size_t i = 0; i < pr.inputs.size(); ++i) slots[r][pr.inputs[i]] = inputs[r][i];
     for (const ir::Step& st : pr.steps) steps[r][st.t] = &st;
   }
-  auto eval = [&](const std::vector<Vec>& s, const std::vector<Term>& terms) {
+  auto eval = [&](const std::vector<Vec>& s, std::span<const Term> terms) {
     Vec acc(len, 0);
     for (const Term& t : terms)
       for (size_t e = 0; e < len; ++e) acc[e] = f.add(acc[e], f.mul(t.coeff, s[t.slot][e]));

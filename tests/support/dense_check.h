@@ -31,7 +31,7 @@ inline std::string dense_check(const ir::Plan& plan) {
       v[pc.input_offset[k] + i] = 1;
       return v;
     }
-    Value eval(ir::Rank, const std::vector<ir::Term>& terms, const std::vector<Value>& slots) {
+    Value eval(ir::Rank, std::span<const ir::Term> terms, const std::vector<Value>& slots) {
       Value acc(pc.num_inputs(), 0);
       for (const ir::Term& t : terms)
         for (size_t i = 0; i < acc.size(); ++i)

@@ -94,7 +94,7 @@ IntervalRun run_intervals(const ir::Plan& plan) {
   auto fail = [&](std::string msg) {
     if (r.error.empty()) r.error = std::move(msg);
   };
-  auto combine = [&](uint32_t k, uint32_t t, const std::vector<ir::Term>& terms) {
+  auto combine = [&](uint32_t k, uint32_t t, std::span<const ir::Term> terms) {
     Iv acc;
     for (const ir::Term& term : terms) {
       if (term.coeff != 1) fail(fmt::format("rank {} step {}: coefficient {} is not a unit", k, t, term.coeff));

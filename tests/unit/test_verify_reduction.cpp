@@ -228,7 +228,7 @@ TEST_CASE("reduction checker: hand-made allreduces, each mutation reported preci
     Op& fold = p0.steps[0].ops[0];
     const SlotId x1 = fold.terms[1].slot;
     const SlotId t = p0.new_slot();
-    std::vector<Term> first = fold.terms;
+    std::vector<Term> first(fold.terms.begin(), fold.terms.end());
     first.push_back(Term{x1, 1});  // x0 + x1 + x2 + x1 = x0 + x2 over the field
     fold.terms = {Term{t, 1}, Term{x1, 1}};
     p0.steps[0].ops.insert(p0.steps[0].ops.begin(), make_op(p0, t, first));
