@@ -63,7 +63,9 @@
 //              dot() for q < 2^30 (AVX2): delayed reduction -- 64-bit
 //              products summed unreduced, folded back by two Shoup products
 //              only when the sum could overflow (every >= 16 terms) and once
-//              at the end; from 2^30, Shoup per term with the sum of each
+//              at the end; q = 2^31 - 1: the same sums folded every 4
+//              terms by (v & q) + (v >> 31) (2^31 = 1), no multiplies;
+//              other q from 2^30: Shoup per term with the sum of each
 //              output tile kept in registers (gf_avx2.cpp).
 //   prime:65537  2^16 = -1: c*x = hi*2^16 + lo = lo - hi, no multiply for the
 //              reduction (c = 65536 = -1 is a negation). dot() sums the low
