@@ -310,22 +310,36 @@ COLLPLAN_GFNI void mul8_gfni(const Field&, const MadTable& t, const void* src, v
 
 // ── GF(2^16) ───────────────────────────────────────────────────────────────
 
+// mad16_gfni512 runs 512-bit vectors on regions up to this many bytes,
+// 256-bit ones on larger regions (see there).
+constexpr size_t kWideLoopBytes = 8192;
+
 COLLPLAN_GFNI512 void mad16_gfni512(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
   const Mat16x512 M = mat16_512(t.gfni16);
-  // 256-bit vectors in the loop, 512-bit masked ones for the tail: on an AMD
-  // Zen 4 core the 512-bit loop was faster in L1 (1 KiB: 56 against 49 GB/s)
-  // but slower from L2 and beyond (1 MiB: 0.76-0.81 of XOR against 0.97-0.98,
-  // bench_gf), and 1 MiB is where the engine's blocks live.
   const Mat16x256 M2 = mat16_256(t.gfni16);
   const size_t nb = 2 * n;
   size_t i = 0;
-  for (; i + 64 <= nb; i += 64) {
-    __m256i ra, rb;
-    mul16x32(M2, ld256(s + i), ld256(s + i + 32), ra, rb);
-    st256(d + i, _mm256_xor_si256(ld256(d + i), ra));
-    st256(d + i + 32, _mm256_xor_si256(ld256(d + i + 32), rb));
+  // On an AMD Zen 4 core the 512-bit loop was the faster one in L1 (1 KiB:
+  // 56 against 49 GB/s) but the slower one from L2 on (1 MiB: 0.76-0.81 of
+  // XOR against 0.97-0.98 for the 256-bit loop, bench_gf). Regions up to
+  // kWideLoopBytes (source and destination together within half of a 32 KiB
+  // L1) take the 512-bit loop; the threshold itself is not measured.
+  if (nb <= kWideLoopBytes) {
+    for (; i + 128 <= nb; i += 128) {
+      __m512i ra, rb;
+      mul16x64(M, _mm512_loadu_si512(s + i), _mm512_loadu_si512(s + i + 64), ra, rb);
+      _mm512_storeu_si512(d + i, _mm512_xor_si512(_mm512_loadu_si512(d + i), ra));
+      _mm512_storeu_si512(d + i + 64, _mm512_xor_si512(_mm512_loadu_si512(d + i + 64), rb));
+    }
+  } else {
+    for (; i + 64 <= nb; i += 64) {
+      __m256i ra, rb;
+      mul16x32(M2, ld256(s + i), ld256(s + i + 32), ra, rb);
+      st256(d + i, _mm256_xor_si256(ld256(d + i), ra));
+      st256(d + i + 32, _mm256_xor_si256(ld256(d + i + 32), rb));
+    }
   }
   if (i < nb) {
     // Zero-filled lanes multiply to zero and are not stored.

@@ -48,7 +48,8 @@
 //   gf65536    GFNI: multiplication by c is a 16x16 bit matrix, four 8x8
 //              blocks (MadTable::gfni16). The low and high bytes of 64
 //              (AVX-512BW) or 32 (AVX2) elements are gathered by PSHUFB
-//              and PUNPCK{L,H}QDQ (mad's AVX-512 loop runs 256-bit),
+//              and PUNPCK{L,H}QDQ (mad's AVX-512 version runs 256-bit
+//              vectors on regions above 8 KiB),
 //              out_lo = M_ll*lo ^ M_lh*hi and out_hi = M_hl*lo ^ M_hh*hi
 //              (four GF2P8AFFINEQB), then PUNPCK{L,H}BW restores the element
 //              order (gf_gfni.cpp). dot() sums each block of an output over
