@@ -410,6 +410,8 @@ COLLPLAN_AVX2 void dotm31_avx2(const Field& f, size_t k, size_t m, const MadTabl
 // This one reduces every product as mad does (Shoup, then one conditional
 // subtraction) but keeps each output tile in registers over all k terms:
 // dst is written once instead of loaded and stored per term.
+// q = 2^31 − 1 takes dotm31_avx2 instead (its fold is cheap); this one
+// serves the other primes from 2^30.
 
 namespace {
 
