@@ -296,6 +296,32 @@ COLLPLAN_AVX2_INLINE __m256i final64(__m256i v, const Fold64& F) {
   return _mm256_sub_epi64(v, _mm256_and_si256(_mm256_cmpgt_epi64(v, qm1), F.q));
 }
 
+// The reductions dotp_tile takes: fold(v) brings a 64-bit sum back to a few
+// times q so that `fold` more products fit, finish(v) lands in [0, q).
+struct Shoup64 {
+  Fold64 F;
+  COLLPLAN_AVX2_INLINE __m256i fold(__m256i v) const { return fold64(v, F); }
+  COLLPLAN_AVX2_INLINE __m256i finish(__m256i v) const { return final64(fold64(v, F), F); }
+};
+
+// q = 2^31 − 1: 2^31 ≡ 1, so v ≡ (v & q) + (v >> 31), which takes any 64-bit
+// v below 2^31 + 2^33. Four products ((q−1)^2 = 2^62 − 2^33 + 4 each) and
+// such a remainder stay below 2^64, so it folds every 4 terms -- three
+// instructions where Shoup's fold (fold64) takes twelve, five of them
+// multiplies.
+struct Mersenne31 {
+  __m256i q;  // q in every 64-bit lane
+  COLLPLAN_AVX2_INLINE __m256i fold(__m256i v) const {
+    return _mm256_add_epi64(_mm256_and_si256(v, q), _mm256_srli_epi64(v, 31));
+  }
+  // Two folds leave v < 2^31 + 8 (< 2^32: the high 32-bit half is 0), then
+  // min(v, v − q) per 32-bit lane subtracts q when v >= q.
+  COLLPLAN_AVX2_INLINE __m256i finish(__m256i v) const {
+    v = fold(fold(v));
+    return _mm256_min_epu32(v, _mm256_sub_epi32(v, q));
+  }
+};
+
 }  // namespace
 
 namespace {
@@ -303,9 +329,9 @@ namespace {
 // dotp_avx2 for kV vectors of 8 elements at element offset i, one output:
 // each coefficient is broadcast once per tile (2 vectors: 4 accumulators of
 // 64-bit lanes).
-template <int kV>
+template <int kV, class Red>
 COLLPLAN_AVX2_INLINE void dotp_tile(size_t k, const MadTable* row, const void* const* src, void* out, size_t i,
-                                    size_t fold, const Fold64& F) {
+                                    size_t fold, const Red& red) {
   __m256i ae[kV], ao[kV];
   COLLPLAN_UNROLL
   for (int v = 0; v < kV; ++v) ae[v] = ao[v] = _mm256_setzero_si256();
@@ -322,19 +348,40 @@ COLLPLAN_AVX2_INLINE void dotp_tile(size_t k, const MadTable* row, const void* c
     if (++since == fold) {
       COLLPLAN_UNROLL
       for (int v = 0; v < kV; ++v) {
-        ae[v] = fold64(ae[v], F);
-        ao[v] = fold64(ao[v], F);
+        ae[v] = red.fold(ae[v]);
+        ao[v] = red.fold(ao[v]);
       }
       since = 0;
     }
   }
   COLLPLAN_UNROLL
   for (int v = 0; v < kV; ++v) {
-    const __m256i e = final64(fold64(ae[v], F), F);
-    const __m256i o = final64(fold64(ao[v], F), F);
+    const __m256i e = red.finish(ae[v]);
+    const __m256i o = red.finish(ao[v]);
     storeu(bytes(out, 4 * i + 32 * v), _mm256_blend_epi32(e, _mm256_slli_epi64(o, 32), 0xAA));
   }
 }
+
+// Tiles of kV vectors, then single vectors, then a scalar tail.
+template <int kV, class Red>
+COLLPLAN_AVX2_INLINE void dotp_run(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
+                                   void* const* dst, size_t n, size_t fold, const Red& red) {
+  size_t i = 0;
+  for (; i + 8 * kV <= n; i += 8 * kV)
+    for (size_t j = 0; j < m; ++j) dotp_tile<kV>(k, coef + j * k, src, dst[j], i, fold, red);
+  for (; i + 8 <= n; i += 8)
+    for (size_t j = 0; j < m; ++j) dotp_tile<1>(k, coef + j * k, src, dst[j], i, fold, red);
+  if (i < n) {
+    for (size_t j = 0; j < m; ++j) {
+      mulp_scalar(f, coef[j * k], cbytes(src[0], 4 * i), bytes(dst[j], 4 * i), n - i);
+      for (size_t s = 1; s < k; ++s) madp_scalar(f, coef[j * k + s], cbytes(src[s], 4 * i), bytes(dst[j], 4 * i), n - i);
+    }
+  }
+}
+
+// Vectors per dotm31_avx2 tile: 4 (8 accumulators) keeps the loads of one
+// source back to back without spilling.
+constexpr int kM31Vectors = 4;
 
 }  // namespace
 
@@ -348,17 +395,12 @@ COLLPLAN_AVX2 void dotp_avx2(const Field& f, size_t k, size_t m, const MadTable*
   // Terms that may be added to a value below 4q without exceeding 2^64 − 1.
   const unsigned __int128 room = (static_cast<unsigned __int128>(1) << 64) - 1 - 4 * q;
   const size_t fold = static_cast<size_t>(std::min<unsigned __int128>(room / ((q - 1) * (q - 1)), 1u << 20));
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (size_t j = 0; j < m; ++j) dotp_tile<2>(k, coef + j * k, src, dst[j], i, fold, F);
-  for (; i + 8 <= n; i += 8)
-    for (size_t j = 0; j < m; ++j) dotp_tile<1>(k, coef + j * k, src, dst[j], i, fold, F);
-  if (i < n) {
-    for (size_t j = 0; j < m; ++j) {
-      mulp_scalar(f, coef[j * k], cbytes(src[0], 4 * i), bytes(dst[j], 4 * i), n - i);
-      for (size_t s = 1; s < k; ++s) madp_scalar(f, coef[j * k + s], cbytes(src[s], 4 * i), bytes(dst[j], 4 * i), n - i);
-    }
-  }
+  dotp_run<2>(f, k, m, coef, src, dst, n, fold, Shoup64{F});
+}
+
+COLLPLAN_AVX2 void dotm31_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
+                               void* const* dst, size_t n) {
+  dotp_run<kM31Vectors>(f, k, m, coef, src, dst, n, 4, Mersenne31{_mm256_set1_epi64x(0x7FFFFFFF)});
 }
 
 // ── Prime fields from 2^30: Shoup per term, sums kept in registers ─────────
@@ -368,6 +410,8 @@ COLLPLAN_AVX2 void dotp_avx2(const Field& f, size_t k, size_t m, const MadTable*
 // This one reduces every product as mad does (Shoup, then one conditional
 // subtraction) but keeps each output tile in registers over all k terms:
 // dst is written once instead of loaded and stored per term.
+// q = 2^31 − 1 takes dotm31_avx2 instead (its fold is cheap); this one
+// serves the other primes from 2^30.
 
 namespace {
 

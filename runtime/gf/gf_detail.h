@@ -79,6 +79,10 @@ void dotp_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const v
                size_t n);
 void dot65537_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
                    void* const* dst, size_t n);
+// q = 2^31 − 1 only: dotp_avx2's delayed sums with the Mersenne fold
+// ((v & q) + (v >> 31)) every 4 terms instead of Shoup's.
+void dotm31_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+                 size_t n);
 // Every prime q < 2^31: Shoup's product per term (as madp_avx2) with each
 // output tile summed in registers over all k terms and stored once.
 void dots_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,

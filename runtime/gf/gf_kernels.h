@@ -47,7 +47,9 @@
 //              CPU has it.
 //   gf65536    GFNI: multiplication by c is a 16x16 bit matrix, four 8x8
 //              blocks (MadTable::gfni16). The low and high bytes of 64
-//              (AVX-512BW) or 32 (AVX2) elements are gathered by PACKUSWB,
+//              (AVX-512BW) or 32 (AVX2) elements are gathered by PSHUFB
+//              and PUNPCK{L,H}QDQ (mad's AVX-512 version runs 256-bit
+//              vectors on regions above 8 KiB),
 //              out_lo = M_ll*lo ^ M_lh*hi and out_hi = M_hl*lo ^ M_hh*hi
 //              (four GF2P8AFFINEQB), then PUNPCK{L,H}BW restores the element
 //              order (gf_gfni.cpp). dot() sums each block of an output over
@@ -63,7 +65,9 @@
 //              dot() for q < 2^30 (AVX2): delayed reduction -- 64-bit
 //              products summed unreduced, folded back by two Shoup products
 //              only when the sum could overflow (every >= 16 terms) and once
-//              at the end; from 2^30, Shoup per term with the sum of each
+//              at the end; q = 2^31 - 1: the same sums folded every 4
+//              terms by (v & q) + (v >> 31) (2^31 = 1), no multiplies;
+//              other q from 2^30: Shoup per term with the sum of each
 //              output tile kept in registers (gf_avx2.cpp).
 //   prime:65537  2^16 = -1: c*x = hi*2^16 + lo = lo - hi, no multiply for the
 //              reduction (c = 65536 = -1 is a negation). dot() sums the low

@@ -443,11 +443,13 @@ TEST_CASE("gf kernels: dispatch names and constant checks", "[gf]") {
 TEST_CASE("gf dot: delayed reduction at its overflow limits", "[gf]") {
   // The largest terms the delayed-reduction dots can meet, over enough
   // sources to cross their fold points: every 4 terms for q = 2^31 − 1
-  // (products (q−1)^2), every 16 for 2^30 − 35, every 2^14 for 65537 (lazy
-  // terms up to 2^17).
-  // gf::dot takes the delayed path below 2^30 and for 65537; 2^31 − 1 goes
-  // to the AVX2 kernel directly (its contract covers every q < 2^31).
-  for (const auto& [q, k] : {std::pair<uint64_t, size_t>{2147483647, 13}, {1073741789, 70}, {65537, (size_t{1} << 14) + 5}}) {
+  // (products (q−1)^2; both the Mersenne and the Shoup fold), every 16 for
+  // 2^30 − 35, every 2^14 for 65537 (lazy terms up to 2^17).
+  // gf::dot takes the delayed path below 2^30, for 65537 and (Mersenne fold)
+  // for 2^31 − 1; there the other AVX2 kernels, whose contracts cover every
+  // q < 2^31, run too.
+  for (const auto& [q, k] : {std::pair<uint64_t, size_t>{2147483647, 13}, {2147483647, 70}, {1073741789, 70},
+                             {65537, (size_t{1} << 14) + 5}}) {
     const Field f = Field::prime(q);
     INFO(f.name() << " k = " << k);
     const size_t n = 43;  // a tile of 32 (65537) or two of 16 (Shoup), a single vector of 8, a scalar tail
@@ -469,14 +471,19 @@ TEST_CASE("gf dot: delayed reduction at its overflow limits", "[gf]") {
     void* wp = want.data();
     void* gp = got.data();
     gf::dot_base(f, k, 1, co.data(), sp.data(), &wp, n);
-    if (q == 2147483647) {
-      if (!gf::detail::cpu_has_avx2()) continue;
+    gf::dot(f, k, 1, co.data(), sp.data(), &gp, n);
+    REQUIRE(got == want);
+    if (q == 2147483647 && gf::detail::cpu_has_avx2()) {
       std::vector<gf::MadTable> mt;
       for (Elem c : co) mt.push_back(gf::prepare_mad(f, c));
-      gf::detail::dotp_avx2(f, k, 1, mt.data(), sp.data(), &gp, n);
-    } else {
-      gf::dot(f, k, 1, co.data(), sp.data(), &gp, n);
+      for (const auto& [name, dot] : {std::pair{"dotm31_avx2", &gf::detail::dotm31_avx2},
+                                      std::pair{"dotp_avx2", &gf::detail::dotp_avx2},
+                                      std::pair{"dots_avx2", &gf::detail::dots_avx2}}) {
+        INFO(name);
+        std::fill(got.begin(), got.end(), 0xEE);
+        dot(f, k, 1, mt.data(), sp.data(), &gp, n);
+        REQUIRE(got == want);
+      }
     }
-    REQUIRE(got == want);
   }
 }
