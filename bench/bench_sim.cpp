@@ -3,7 +3,7 @@
 // 10 Gbit/s links, 1 µs host-to-host latency, a crossbar (the platform and
 // model of runtime/sim/sim_replay.h).
 //
-//   bench_sim [--max-k K] [--smpi-max-k K] [--smpi-timeout SECONDS]
+//   bench_sim [--min-k K] [--max-k K] [--smpi-max-k K] [--smpi-timeout SECONDS]
 //             [--only GROUP[,GROUP...]]
 //   GROUP: encode, bcast, allgather, allreduce, reduce-scatter, repair
 //   (default: all; repair runs on N = 16, 64, 256 hosts, see bench_repair)
@@ -11,10 +11,11 @@
 // Above --smpi-max-k (default 1024) smpirun is not run (one SMPI broadcast at
 // K = 1024 already takes minutes); modeled MPI baselines stand in, α-β
 // formulas on the same platform parameters (see "Modeled MPI baselines"
-// below): the binomial-tree broadcast ⌈log2 K⌉(α + ℓτ); Open MPI's allreduce
-// pick, recursive doubling log2 K·(α + ℓτ) below 10000 bytes, else the ring
-// 2(K−1)(α + ⌈ℓ/K⌉τ), plus the charged reduction 2(K−1)/K·ℓ flops; the
-// pairwise all-to-all encode (K−1)(ℓ/speed + α + ℓτ) + K·ℓ/speed. Each is
+// below): the binomial-tree broadcast ⌈log2 K⌉(α + ℓτ); the ompi
+// selector's allreduce, recursive doubling log2 K·(α + ℓτ) below 10000
+// bytes, else Rabenseifner's 2·log2 K·α + 2(K−1)/K·ℓτ, plus the charged
+// reduction 2(K−1)/K·ℓ flops; the pairwise all-to-all encode
+// (K−1)(ℓ/speed + α + ℓτ) + K·ℓ/speed. Each is
 // printed beside SMPI (or the replayed pw plan) wherever that runs too, with
 // the ratio, which is the model's check.
 //
@@ -191,13 +192,16 @@ double model_binomial_bcast(uint32_t K, size_t len, const sim::Platform& pf) {
   return std::ceil(std::log2(static_cast<double>(K))) * (pf.latency + static_cast<double>(len) / pf.bandwidth);
 }
 
-// MPI_Allreduce as Open MPI's fixed decision rules pick it (SMPI's
-// allreduce__ompi): ℓ < 10000 bytes → recursive doubling,
-// log2 K·(α + ℓτ) (K a power of two); else, XOR being commutative and
-// count = ℓ > K, the ring (reduce-scatter then allgather, chunks of ⌈ℓ/K⌉),
-// 2(K−1)·(α + ⌈ℓ/K⌉τ) — segmented only once ℓ > K·1 MiB, not reached here;
-// else reduce + broadcast, 2⌈log2 K⌉·(α + ℓτ). Plus the reduction charged as
-// bench/smpi/baselines.cpp charges it: 2(K−1)/K·ℓ flops.
+// MPI_Allreduce as SMPI's ompi selector runs it at K = 256 and 1024 from
+// 64 KiB: Rabenseifner's algorithm (recursive-halving reduce-scatter, then
+// recursive-doubling allgather; K a power of two),
+// 2·log2 K·α + 2(K−1)/K·ℓτ. Below 10000 bytes the selector runs recursive
+// doubling at K = 64 and reduce + broadcast from K = 256, which SMPI takes
+// 30–100 × its α-β time for (its broadcast of small messages, see the
+// broadcast rows); the model takes recursive doubling there,
+// log2 K·(α + ℓτ), the faster of the two, so it never favours the plans.
+// Plus the reduction charged as bench/smpi/baselines.cpp charges it:
+// 2(K−1)/K·ℓ flops.
 double model_ompi_allreduce(uint32_t K, size_t len, const sim::Platform& pf, const char** name) {
   const double tau = 1 / pf.bandwidth, a = pf.latency, l = static_cast<double>(len), lg = std::ceil(std::log2(K));
   const double flops = 2.0 * (K - 1) / K * l / pf.speed;
@@ -205,12 +209,8 @@ double model_ompi_allreduce(uint32_t K, size_t len, const sim::Platform& pf, con
     *name = "rdb";
     return lg * (a + l * tau) + flops;
   }
-  if (len > K) {
-    *name = "ring";
-    return 2.0 * (K - 1) * (a + std::ceil(l / K) * tau) + flops;
-  }
-  *name = "reduce+bcast";
-  return 2 * lg * (a + l * tau) + flops;
+  *name = "rabenseifner";
+  return 2 * lg * a + 2.0 * (K - 1) / K * l * tau + flops;
 }
 
 // Open MPI's pairwise all-to-all + XOR (pairwise_plan above) as the replay
@@ -559,17 +559,19 @@ void bench_repair(const sim::Platform& pf, const std::vector<size_t>& chunks) {
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: bench_sim [--max-k K] [--smpi-max-k K] [--smpi-timeout SECONDS] [--only GROUP[,GROUP...]]\n"
+      "usage: bench_sim [--min-k K] [--max-k K] [--smpi-max-k K] [--smpi-timeout SECONDS] [--only GROUP[,GROUP...]]\n"
       "  GROUP: encode, bcast, allgather, allreduce, reduce-scatter, repair (default: all)\n"
       "  --max-k K       run K = 64, 256, 1024 (and 4096: encode, bcast, allreduce) up to K (default 1024)\n"
+      "  --min-k K       skip the K below K (default 64)\n"
       "  --smpi-max-k K  run smpirun only up to K hosts (default 1024); above, modeled MPI baselines stand in\n"
       "  --smpi-timeout  cut every smpirun after SECONDS (default 300)\n";
   const std::vector<std::string> all_groups = {"encode",    "bcast",         "allgather",
                                                "allreduce", "reduce-scatter", "repair"};
-  uint32_t max_k = 1024;
+  uint32_t max_k = 1024, min_k = 64;
   std::vector<std::string> groups = all_groups;
   for (int i = 1; i < argc; ++i) {
-    if ((!std::strcmp(argv[i], "--max-k") || !std::strcmp(argv[i], "--smpi-max-k")) && i + 1 < argc) {
+    if ((!std::strcmp(argv[i], "--max-k") || !std::strcmp(argv[i], "--min-k") || !std::strcmp(argv[i], "--smpi-max-k")) &&
+        i + 1 < argc) {
       const char* opt = argv[i];
       char* end = nullptr;
       const long v = std::strtol(argv[++i], &end, 10);
@@ -578,7 +580,9 @@ int main(int argc, char** argv) {
                      usage);
         return 2;
       }
-      (!std::strcmp(opt, "--max-k") ? max_k : g_smpi_max_k) = static_cast<uint32_t>(v);
+      (!std::strcmp(opt, "--max-k")   ? max_k
+       : !std::strcmp(opt, "--min-k") ? min_k
+                                      : g_smpi_max_k) = static_cast<uint32_t>(v);
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       groups.clear();
       std::istringstream in(argv[++i]);
@@ -614,6 +618,7 @@ int main(int argc, char** argv) {
   const std::vector<size_t> lens = {1024, 65536, 1 << 20};
   for (uint32_t K : {64u, 256u, 1024u, 4096u}) {
     if (K > max_k) break;
+    if (K < min_k) continue;
     sim::Platform pf = base;
     pf.hosts = K;
     write_platform(pf);
