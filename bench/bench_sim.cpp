@@ -562,7 +562,7 @@ int main(int argc, char** argv) {
       "usage: bench_sim [--min-k K] [--max-k K] [--smpi-max-k K] [--smpi-timeout SECONDS] [--only GROUP[,GROUP...]]\n"
       "  GROUP: encode, bcast, allgather, allreduce, reduce-scatter, repair (default: all)\n"
       "  --max-k K       run K = 64, 256, 1024 (and 4096: encode, bcast, allreduce) up to K (default 1024)\n"
-      "  --min-k K       skip the K below K (default 64)\n"
+      "  --min-k K       skip the host counts below K (default 64; repair is not affected)\n"
       "  --smpi-max-k K  run smpirun only up to K hosts (default 1024); above, modeled MPI baselines stand in\n"
       "  --smpi-timeout  cut every smpirun after SECONDS (default 300)\n";
   const std::vector<std::string> all_groups = {"encode",    "bcast",         "allgather",
