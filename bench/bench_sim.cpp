@@ -109,6 +109,8 @@ constexpr uint32_t kReplayPairwiseMaxK = 1024;
 std::string g_dir;  // temporary directory with the platform and host files
 
 std::string fmt_time(double s) { return std::isnan(s) ? "-" : fmt::format("{:.1f}", s * 1e6); }
+// A measured / modeled ratio, "-" where the measurement did not run.
+std::string fmt_ratio(double r) { return std::isnan(r) ? "-" : fmt::format("{:.3f}", r); }
 
 // One smpirun of bench/smpi/baselines.cpp; NaN when SMPI is not built or the
 // run failed or timed out.
@@ -256,9 +258,9 @@ void bench_encode(const sim::Platform& pf, const std::vector<size_t>& lens) {
     const double best = min_of({t_rs, t_a2a, replay_pw ? t_pw : m_pw});
     const double model = res.cost.C1 * pf.latency + static_cast<double>(res.cost.C2) * len / pf.bandwidth;
     fmt::print("encode  K={:<5} len={:<8} plan {:>9} us (C1={} C2={} a-b {:.1f} us)  rs {:>9}  a2a {:>9}  pw {:>9}  "
-               "pw-model {:>9} (pw/pw-model {:.3f})  plan/best-MPI {:.3f}\n",
+               "pw-model {:>9} (pw/pw-model {})  plan/best-MPI {:.3f}\n",
                K, len, fmt_time(plan.time), res.cost.C1, res.cost.C2, model * 1e6, fmt_time(t_rs), fmt_time(t_a2a),
-               fmt_time(t_pw), fmt_time(m_pw), t_pw / m_pw, plan.time / best);
+               fmt_time(t_pw), fmt_time(m_pw), fmt_ratio(t_pw / m_pw), plan.time / best);
     fmt::print("RESULT encode {} {} plan {:.9g} rs {:.9g} a2a {:.9g} pw {:.9g} pw-model {:.9g}\n", K, len, plan.time,
                t_rs, t_a2a, t_pw, m_pw);
     std::fflush(stdout);
@@ -299,10 +301,10 @@ void bench_bcast(const sim::Platform& pf, const std::vector<size_t>& lens) {
     const double model = postal.res.cost.C1 * (pf.latency + static_cast<double>(len) / pf.bandwidth);
     fmt::print("bcast   K={:<5} len={:<8} postal {:>9} us (C1={} a-b {:.1f} us)  circulant n={} {:>9} us (C1={})  "
                "pipelined n={} {:>9} us (C1={})  MPI_Bcast {:>9}  binomial {:>9}  binomial-model {:>9} "
-               "(binomial/model {:.3f})  /best-MPI: postal {:.3f} circulant {:.3f} pipelined {:.3f}\n",
+               "(binomial/model {})  /best-MPI: postal {:.3f} circulant {:.3f} pipelined {:.3f}\n",
                K, len, fmt_time(t), postal.res.cost.C1, model * 1e6, circ.blocks, fmt_time(t_circ),
                circ.res.cost.C1, pipe.blocks, fmt_time(t_pipe), pipe.res.cost.C1, fmt_time(t_ompi), fmt_time(t_bin),
-               fmt_time(m_bin), t_bin / m_bin, t / best, t_circ / best, t_pipe / best);
+               fmt_time(m_bin), fmt_ratio(t_bin / m_bin), t / best, t_circ / best, t_pipe / best);
     fmt::print("RESULT bcast {} {} plan {:.9g} circulant {:.9g} pipelined {:.9g} ompi {:.9g} binomial {:.9g} "
                "binomial-model {:.9g}\n",
                K, len, t, t_circ, t_pipe, t_ompi, t_bin, m_bin);
@@ -372,7 +374,7 @@ void bench_pair(const char* group, const sim::Platform& pf, const std::vector<si
       // checks the model), in its place where it did not.
       const char* alg = "";
       m = mpi_model(len, &alg);
-      model_text = fmt::format("  model ({}) {:>9} us (SMPI/model {:.3f})", alg, fmt_time(m), t_mpi / m);
+      model_text = fmt::format("  model ({}) {:>9} us (SMPI/model {})", alg, fmt_time(m), fmt_ratio(t_mpi / m));
       if (std::isnan(t_mpi)) best = m;
     }
     fmt::print("{:<14} K={:<5} len={:<8} {}  {}  {} {:>9} us{}  /best-MPI: {:.3f} {:.3f}\n", group, K, len,
