@@ -243,6 +243,7 @@ void bench_encode(const sim::Platform& pf, const std::vector<size_t>& lens) {
   const Field f = Field::gf256();
   const Spec spec = make_encode_spec(K, 1, 1, f, matrix_random(K, 42, f));
   const auto res = pipeline::compile(spec, pipeline::CompileOptions{});
+  fmt::print("# encode K={}: {} verified by pipeline::compile, {}\n", K, res.plan.spec.algorithm, res.verify.describe());
   const bool replay_pw = K <= kReplayPairwiseMaxK;
   const ir::Plan pw = replay_pw ? pairwise_plan(spec, materialize(spec.matrix, f)) : ir::Plan{};
   if (K <= 64) passes::verify(pw);  // the modeled baseline computes the same encode
@@ -281,7 +282,9 @@ struct BcastPlan {
 BcastPlan bcast_plan(const std::string& algorithm, uint32_t K, uint32_t blocks) {
   pipeline::CompileOptions opt;
   opt.algorithm = algorithm;
-  return {algorithm, blocks, pipeline::compile(bench::broadcast_spec(K, blocks), opt)};
+  BcastPlan b{algorithm, blocks, pipeline::compile(bench::broadcast_spec(K, blocks), opt)};
+  fmt::print("# {} K={} n={}: verified by pipeline::compile, {}\n", algorithm, K, blocks, b.res.verify.describe());
+  return b;
 }
 
 void bench_bcast(const sim::Platform& pf, const std::vector<size_t>& lens) {
