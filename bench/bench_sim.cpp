@@ -81,6 +81,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -303,8 +304,9 @@ void bench_bcast(const sim::Platform& pf, const std::vector<size_t>& lens) {
     if (!run_pipe)
       fmt::print("# pipelined-broadcast K={} n={}: not run ({} messages > {})\n", K, n_pipe, uint64_t{K} * n_pipe,
                  kMaxPipelinedMessages);
-    const BcastPlan pipe = bcast_plan("pipelined-broadcast", K, run_pipe ? n_pipe : 1);
-    const double t = postal.time(len, pf), t_circ = circ.time(len, pf), t_pipe = run_pipe ? pipe.time(len, pf) : kNone;
+    std::optional<BcastPlan> pipe;
+    if (run_pipe) pipe = bcast_plan("pipelined-broadcast", K, n_pipe);
+    const double t = postal.time(len, pf), t_circ = circ.time(len, pf), t_pipe = pipe ? pipe->time(len, pf) : kNone;
     const double t_ompi = smpi("bcast", K, len);
     const double t_bin = smpi("bcast", K, len, "--cfg=smpi/bcast:binomial_tree");
     const double m_bin = model_binomial_bcast(K, len, pf);
@@ -313,11 +315,11 @@ void bench_bcast(const sim::Platform& pf, const std::vector<size_t>& lens) {
     const double model = postal.res.cost.C1 * (pf.latency + static_cast<double>(len) / pf.bandwidth);
     fmt::print("bcast   K={:<5} len={:<8} postal {:>9} us (C1={} a-b {:.1f} us)  circulant n={} {:>9} us (C1={})  "
                "pipelined n={} {:>9} us (C1={})  MPI_Bcast {:>9}  binomial {:>9}  binomial-model {:>9} "
-               "(binomial/model {})  /best-MPI: postal {:.3f} circulant {:.3f} pipelined {:.3f}\n",
+               "(binomial/model {})  /best-MPI: postal {:.3f} circulant {:.3f} pipelined {}\n",
                K, len, fmt_time(t), postal.res.cost.C1, model * 1e6, circ.blocks, fmt_time(t_circ),
                circ.res.cost.C1, n_pipe, fmt_time(t_pipe),
-               run_pipe ? fmt::format("{}", pipe.res.cost.C1) : std::string("-"), fmt_time(t_ompi), fmt_time(t_bin),
-               fmt_time(m_bin), fmt_ratio(t_bin / m_bin), t / best, t_circ / best, t_pipe / best);
+               pipe ? fmt::format("{}", pipe->res.cost.C1) : std::string("-"), fmt_time(t_ompi), fmt_time(t_bin),
+               fmt_time(m_bin), fmt_ratio(t_bin / m_bin), t / best, t_circ / best, fmt_ratio(t_pipe / best));
     fmt::print("RESULT bcast {} {} plan {:.9g} circulant {:.9g} pipelined {:.9g} ompi {:.9g} binomial {:.9g} "
                "binomial-model {:.9g}\n",
                K, len, t, t_circ, t_pipe, t_ompi, t_bin, m_bin);
