@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -51,7 +52,66 @@ MpiTransport::MpiTransport(Shared shared, uint32_t max_pieces, size_t chunk_byte
 MpiTransport::~MpiTransport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (owns_comm_ && comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+  if (finalized) return;
+  for (Kept& k : kept_) release(k);
+  if (owns_comm_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void MpiTransport::release(Kept& k) {
+  for (MPI_Request& r : k.reqs)
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  for (MPI_Datatype& t : k.types) MPI_Type_free(&t);
+  k = Kept{};
+}
+
+void MpiTransport::set_persistent(bool on) {
+  if (!on)
+    for (Kept& k : kept_) release(k);
+  persistent_ = on;
+}
+
+template <class Piece>
+Status MpiTransport::post_kept(ReqId id, bool send, void* data, size_t bytes, const Piece* pieces, uint32_t np,
+                               int peer, int tg) {
+  // Request ids are reused within a run (a step's ids are free again once
+  // waited for), so kept requests are found by the post's place in the run.
+  const size_t key = posts_++;
+  if (kept_.size() <= key) kept_.resize(key + 1);
+  if (key_of_.size() < reqs_.size()) key_of_.resize(reqs_.size());
+  key_of_[id] = key;
+  Kept& k = kept_[key];
+  const uint32_t n = np < 2 ? 0 : np;
+  bool same = !k.reqs.empty() && k.send == send && k.peer == peer && k.tag == tg && k.data == data &&
+              k.bytes == bytes && k.pieces.size() == n;
+  for (uint32_t i = 0; same && i < n; ++i)
+    same = k.pieces[i].first == pieces[i].data && k.pieces[i].second == pieces[i].bytes;
+  if (same) {
+    reqs_[id] = k.reqs;
+    ++starts_;
+  } else {
+    release(k);
+    const Status st = post_chunks(
+        id, data, bytes, pieces, np,
+        [&](void* buf, int count, MPI_Datatype type, MPI_Request* req) {
+          return send ? MPI_Send_init(buf, count, type, peer, tg, comm_, req)
+                      : MPI_Recv_init(buf, count, type, peer, tg, comm_, req);
+        },
+        &k.types);
+    k.reqs = reqs_[id];  // what was made, freed with k if this post failed
+    if (st != Status::ok) {
+      reqs_[id].clear();
+      release(k);
+      return st;
+    }
+    k.send = send, k.peer = peer, k.tag = tg, k.data = data, k.bytes = bytes;
+    for (uint32_t i = 0; i < n; ++i) k.pieces.emplace_back(pieces[i].data, pieces[i].bytes);
+  }
+  if (const int err = MPI_Startall(static_cast<int>(k.reqs.size()), k.reqs.data()); err != MPI_SUCCESS) {
+    reqs_[id].clear();
+    release(k);
+    return mpi_failed(err, "MPI_Startall");
+  }
+  return Status::ok;
 }
 
 int MpiTransport::tag(ir::StepNo step, ir::Port port) const {
@@ -79,6 +139,7 @@ Status MpiTransport::begin(uint32_t max_requests) {
   // Vectors keep the capacity of earlier runs: repeated runs allocate nothing.
   reqs_.resize(max_requests);
   for (auto& r : reqs_) r.clear();
+  posts_ = 0;
   expect_.assign(max_requests, -1);
   detail_.clear();
   return Status::ok;
@@ -108,7 +169,8 @@ Status MpiTransport::pieces_type(const Piece* pieces, uint32_t n, MPI_Datatype* 
 // offsets on both sides (see "Messages" in mpi.h); each chunk is contiguous
 // unless a piece boundary falls inside it.
 template <class Piece, class Post>
-Status MpiTransport::post_chunks(ReqId id, void* data, size_t bytes, const Piece* pieces, uint32_t np, Post post) {
+Status MpiTransport::post_chunks(ReqId id, void* data, size_t bytes, const Piece* pieces, uint32_t np, Post post,
+                                 std::vector<MPI_Datatype>* keep_types) {
   const Piece one{data, bytes};
   if (np < 2) pieces = &one, np = 1;
   std::vector<MPI_Request>& parts = reqs_[id];
@@ -134,7 +196,10 @@ Status MpiTransport::post_chunks(ReqId id, void* data, size_t bytes, const Piece
       if (const Status st = pieces_type(chunk_.data(), static_cast<uint32_t>(chunk_.size()), &type); st != Status::ok)
         return st;
       err = post(const_cast<void*>(chunk_[0].data), 1, type, &parts.back());
-      MPI_Type_free(&type);  // released when the request completes
+      if (keep_types)
+        keep_types->push_back(type);
+      else
+        MPI_Type_free(&type);  // released when the request completes
     }
     if (err != MPI_SUCCESS) return mpi_failed(err, "posting");
     if (bytes == 0) break;
@@ -145,6 +210,9 @@ Status MpiTransport::post_chunks(ReqId id, void* data, size_t bytes, const Piece
 Status MpiTransport::post_send(ReqId id, const SendDesc& d) {
   if (const Status st = check_post(id, d.bytes); st != Status::ok) return st;
   expect_[id] = -1;
+  if (persistent_)
+    return post_kept(id, true, const_cast<void*>(d.data), d.bytes, d.pieces, d.num_pieces, static_cast<int>(d.to),
+                     tag(d.step, d.port));
   // MPI_Isend takes a non-const buffer in MPI-2 headers; it does not write it.
   return post_chunks(id, const_cast<void*>(d.data), d.bytes, d.pieces, d.num_pieces,
                      [&](void* buf, int count, MPI_Datatype type, MPI_Request* req) {
@@ -157,6 +225,9 @@ Status MpiTransport::post_recv(ReqId id, const RecvDesc& d) {
   // Exactly the plan's length: a longer chunk is MPI_ERR_TRUNCATE, a shorter
   // one a count mismatch, both reported as size_mismatch in wait().
   expect_[id] = static_cast<int64_t>(d.bytes);
+  if (persistent_)
+    return post_kept(id, false, d.data, d.bytes, d.pieces, d.num_pieces, static_cast<int>(d.from),
+                     tag(d.sent_at, d.port));
   return post_chunks(id, d.data, d.bytes, d.pieces, d.num_pieces,
                      [&](void* buf, int count, MPI_Datatype type, MPI_Request* req) {
                        return MPI_Irecv(buf, count, type, static_cast<int>(d.from), tag(d.sent_at, d.port), comm_, req);
@@ -252,12 +323,19 @@ Status MpiTransport::end() {
 void MpiTransport::abandon() {
   // Receives are cancelled (cancelling a receive completes locally); sends
   // are released and complete in the background if their peer ever receives.
+  // Kept persistent requests: the active ones (in reqs_) are ended below,
+  // the inactive ones freed here.
+  if (persistent_)
+    for (size_t i = 0; i < reqs_.size() && i < key_of_.size(); ++i)
+      if (!reqs_[i].empty()) kept_[key_of_[i]].reqs.clear();
+  for (Kept& k : kept_) release(k);
   for (size_t i = 0; i < reqs_.size(); ++i) {
     for (MPI_Request& r : reqs_[i]) {
       if (r == MPI_REQUEST_NULL) continue;
       if (expect_[i] >= 0) {
         MPI_Cancel(&r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);  // a persistent request stays, inactive
       } else {
         MPI_Request_free(&r);
       }
@@ -296,6 +374,10 @@ Collective::Collective(const ir::Plan& plan, MPI_Comm comm, rt::EngineOptions eo
                  other.hex(), first.hex());
     }
   engine_ = std::make_unique<rt::Engine>(plan, transport_->rank(), eopt);
+  // run() is called again and again; COLLPLAN_MPI_PERSISTENT=0 turns the
+  // persistent requests off (to compare).
+  const char* persist = std::getenv("COLLPLAN_MPI_PERSISTENT");
+  transport_->set_persistent(!persist || std::strcmp(persist, "0") != 0);
   in_.resize(engine_->num_inputs());
   out_.resize(engine_->num_outputs());
 }

@@ -13,7 +13,8 @@
 //
 // ─── Messages ────────────────────────────────────────────────────────────────
 //
-// One MPI_Isend / MPI_Irecv of MPI_BYTE per plan message (a message in
+// One MPI_Isend / MPI_Irecv of MPI_BYTE per plan message, or a persistent
+// request started again (set_persistent) (a message in
 // pieces, transport.h: of one hindexed datatype over MPI_BYTE, built when it
 // is posted and freed at once; MPI keeps it alive until the request
 // completes, and the other side may use pieces or not; a message in more
@@ -112,6 +113,20 @@ class MpiTransport final : public Transport {
   // The private duplicate the messages travel on.
   MPI_Comm comm() const { return comm_; }
 
+  // Persistent requests, for a plan run many times (mpi::Collective turns
+  // them on): the n-th post of a run keeps the MPI requests it made, by
+  // MPI_Send_init / MPI_Recv_init, and its hindexed datatypes. The n-th post
+  // of a later run with the same direction, peer, tag, buffer, length and
+  // pieces starts them again (MPI_Startall) instead of building a request
+  // and a datatype per message; anything different frees them and makes new
+  // ones. The engine posts a plan's messages in the same order every run,
+  // and its staging rows do not move, so a run on the same user buffers
+  // starts every request again. Off by default: a
+  // one-shot run would only pay for the extra frees.
+  void set_persistent(bool on);
+  // Posts that started kept requests again (instead of making new ones).
+  uint64_t persistent_starts() const { return starts_; }
+
  private:
   int tag(ir::StepNo step, ir::Port port) const;
   void query_comm();  // rank, size and tag bound of comm_
@@ -127,8 +142,24 @@ class MpiTransport final : public Transport {
   // relative to the first piece.
   template <class Piece>
   Status pieces_type(const Piece* pieces, uint32_t n, MPI_Datatype* type);
+  // keep_types: the hindexed datatypes go there instead of being freed
+  // once posted (persistent requests are started again).
   template <class Piece, class Post>
-  Status post_chunks(ReqId id, void* data, size_t bytes, const Piece* pieces, uint32_t np, Post post);
+  Status post_chunks(ReqId id, void* data, size_t bytes, const Piece* pieces, uint32_t np, Post post,
+                     std::vector<MPI_Datatype>* keep_types = nullptr);
+  // A request id's persistent requests and what they were made for.
+  struct Kept {
+    bool send = false;
+    int peer = -1, tag = -1;
+    const void* data = nullptr;
+    size_t bytes = 0;
+    std::vector<std::pair<const void*, size_t>> pieces;
+    std::vector<MPI_Request> reqs;  // inactive between runs
+    std::vector<MPI_Datatype> types;
+  };
+  template <class Piece>
+  Status post_kept(ReqId id, bool send, void* data, size_t bytes, const Piece* pieces, uint32_t np, int peer, int tg);
+  static void release(Kept& k);  // frees its inactive requests and its datatypes
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owns_comm_ = true;
@@ -146,6 +177,11 @@ class MpiTransport final : public Transport {
   std::vector<int> piece_len_;
   std::vector<MPI_Aint> piece_disp_;
   std::string detail_;
+  bool persistent_ = false;
+  std::vector<Kept> kept_;      // by the post's place in the run, when persistent_
+  std::vector<size_t> key_of_;  // request id → its place in kept_
+  size_t posts_ = 0;            // posts so far in this run
+  uint64_t starts_ = 0;
 };
 
 }  // namespace collplan::rt
