@@ -506,7 +506,7 @@ double max_received(const ir::Plan& plan, double elem_bytes) {
 void bench_repair(const sim::Platform& pf, const std::vector<size_t>& chunks) {
   const uint32_t N = pf.hosts;
   const double tau = 1 / pf.bandwidth;
-  for (const std::string lost : {std::string("0"), fmt::format("0,1,2,{}", N - 1)}) {
+  for (const std::string& lost : {std::string("0"), fmt::format("0,1,2,{}", N - 1)}) {
     const Spec one = repair_bench_spec(N, lost, 1);
     const ir::Plan central = central_repair_plan(one);
     passes::verify(central, passes::VerifyOptions{passes::VerifyMode::Exact, 0, 1});

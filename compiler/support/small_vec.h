@@ -6,7 +6,10 @@
 // bytes plus a heap block of at least 32 bytes (malloc's smallest chunk) —
 // about 56 bytes for a one-term Combo, several times its 4–10 bytes in a
 // plan file, and one allocation per element. SmallVec<Term, 1> is 16 bytes
-// and allocates nothing for one term.
+// and allocates nothing for one term. (boost::container::small_vector<Term,
+// 1> would do the same job in 32 bytes: 64-bit size and capacity beside
+// the in-place storage; here the pointer and the one in-place term share
+// the same 8 bytes.)
 //
 // The interface is the subset of std::vector the IR uses (iterators are
 // plain pointers); sizes are 32-bit (a term list longer than 2^32 − 1 is an

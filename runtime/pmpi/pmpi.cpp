@@ -686,7 +686,6 @@ Hot g_hot;
 struct Pending {
   std::mutex mu;  // guards list and every pending replay
   std::vector<std::unique_ptr<Nbc>> list;
-  std::atomic<int>& count = g_hot.pending;  // in the short way's first cache line
 };
 Pending g_pending;
 inline Pending& pending() { return g_pending; }
@@ -730,7 +729,7 @@ void progress_pass(Pending& g) {
     }
     std::unique_ptr<Nbc> owned = std::move(g.list[i]);
     g.list.erase(g.list.begin() + static_cast<ptrdiff_t>(i));
-    g.count.fetch_sub(1, std::memory_order_release);
+    g_hot.pending.fetch_sub(1, std::memory_order_release);  // its count sits in the short way's line
     finish_nbc(*owned);
   }
 }
@@ -874,7 +873,7 @@ struct Call {
     lk.lock();
     st.nbc->busy[n->slot] = n.get();
     g.list.push_back(std::move(n));
-    g.count.fetch_add(1, std::memory_order_release);
+    g_hot.pending.fetch_add(1, std::memory_order_release);
   }
 
   Outcome fallback(const char* reason) {
