@@ -32,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -653,6 +654,7 @@ struct alignas(64) Hot {
   std::atomic<int> pending{0};  // replays pending (Pending's count)
   int world_size = 0;           // MPI_COMM_WORLD's: it is never freed
   const PlanTable* table = nullptr;
+  uint64_t type_mul = 0x9E3779B97F4A7C15ull;  // type_slot's multiplier, set at MPI_Init
   // Per operation, the table's ranges for K = world_size (the table does not
   // change once loaded): MPI_COMM_WORLD's calls skip the look-up of K. Up to
   // kInline ranges are copied here, as 32-bit bounds (a call has at least 1
@@ -670,6 +672,16 @@ struct alignas(64) Hot {
     const PlanTable::ToMpi* more = nullptr;                // the table's ranges
   };
   std::array<World, kNumCallOps> world{};
+  // The first test on MPI_COMM_WORLD, per operation, by size class: bit c
+  // of `mpi` (of `none`) is set when every call of 2^c to 2^(c+1) − 1 bytes
+  // lies in a range whose first row says "mpi" (that no row covers) for
+  // K = world_size. One shift and test instead of a walk over the ranges;
+  // a class that holds a range's end has neither bit and takes the walk.
+  // Both 0 when world_size < 2.
+  struct alignas(16) Classes {
+    uint64_t mpi = 0, none = 0;
+  };
+  std::array<Classes, kNumCallOps> classes{};
   // The sizes of MPI's predefined datatypes, by handle (open addressing):
   // those handles are never freed, so never reused for another type; any
   // other datatype is asked of MPI. An empty slot has key nullptr.
@@ -681,6 +693,7 @@ struct alignas(64) Hot {
   std::array<TypeSlot, kTypeSlots> types{};
 };
 static_assert(sizeof(Hot::World) == 64, "one operation's ranges fill one cache line");
+static_assert(sizeof(Hot::Classes) == 16, "four operations' size classes share a cache line");
 Hot g_hot;
 
 struct Pending {
@@ -902,22 +915,27 @@ size_t block_len(size_t count, uint32_t n) { return std::max<size_t>(1, (count +
 // there before anything else is looked at: a tuned table sends most calls
 // to MPI, and with more ranks than cores each rank's extra instructions add
 // up on the collective's critical path. The way costs the datatype's size
-// (a hash of MPI's predefined handles), the communicator's (remembered for
-// MPI_COMM_WORLD), a look-up in a short array and a per-thread count: about
-// 50 instructions from the entry point to PMPI_ on MPI_COMM_WORLD with a
-// predefined datatype, against about 250 for the full decision.
+// (a perfect hash of MPI's predefined handles), the communicator's
+// (remembered for MPI_COMM_WORLD), a test of the call's size class and a
+// per-thread count: about 40 instructions from the entry point to PMPI_ on
+// MPI_COMM_WORLD with a predefined datatype, against about 250 for the full
+// decision.
 // Everything it reads is the same on every rank of comm, and it only ever
 // answers what Call::decide would answer too (MPI), so the ranks still
 // decide alike; calls it leaves (a plan may serve them, a forced operation,
 // non-blocking replays pending, what decide checks first) take the full
 // decision. g_hot holds what it reads, apart from the rest of the Shim.
 
-// Fibonacci hashing: the handles are addresses of static objects a fixed
-// stride apart, which a plain modulus can fold onto few slots.
+// One slot per predefined datatype, no probing: the handles are fixed for
+// the process, so remember_type_sizes picks a multiplier under which no two
+// of them share a slot (perfect hashing; about 30 tries for 42 handles in
+// 256 slots). A datatype not found in its slot is asked of MPI.
 inline size_t type_slot(MPI_Datatype t) {
-  return static_cast<size_t>((reinterpret_cast<uintptr_t>(t) * 0x9E3779B97F4A7C15ull) >> 56);
+  return static_cast<size_t>((reinterpret_cast<uintptr_t>(t) * g_hot.type_mul) >> 56);
 }
+static_assert(Hot::kTypeSlots == 256, "type_slot keeps the hash's top 8 bits");
 void remember_type_sizes() {
+  std::vector<Hot::TypeSlot> known;
   for (MPI_Datatype t :
        {MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT,
         MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_WCHAR,
@@ -927,20 +945,32 @@ void remember_type_sizes() {
         MPI_LONG_DOUBLE_INT, MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_LOGICAL, MPI_CHARACTER}) {
     int size = 0;
     if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) continue;
-    for (size_t i = type_slot(t), n = 0; n < Hot::kTypeSlots; i = (i + 1) % Hot::kTypeSlots, ++n)
-      if (g_hot.types[i].key == t || g_hot.types[i].key == nullptr) {
-        g_hot.types[i] = Hot::TypeSlot{t, size};
-        break;
-      }
+    if (std::none_of(known.begin(), known.end(), [&](const Hot::TypeSlot& k) { return k.key == t; }))
+      known.push_back({t, size});  // an MPI may give two names one handle
   }
+  // Multipliers tried in a fixed order (odd, from splitmix64), so every rank
+  // and run picks the same; should none separate them all, the last is kept
+  // and a datatype that lost its slot is asked of MPI.
+  uint64_t x = 0;
+  for (int attempt = 0; attempt < 100000; ++attempt) {
+    x += 0x9E3779B97F4A7C15ull;
+    uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    g_hot.type_mul = (z ^ (z >> 31)) | 1u;
+    std::array<bool, Hot::kTypeSlots> used{};
+    bool clash = false;
+    for (const Hot::TypeSlot& k : known) clash = std::exchange(used[type_slot(k.key)], true) || clash;
+    if (!clash) break;
+  }
+  g_hot.types = {};
+  for (const Hot::TypeSlot& k : known)
+    if (Hot::TypeSlot& slot = g_hot.types[type_slot(k.key)]; slot.size == 0) slot = k;
 }
-// The size of a predefined datatype t, or 0 (another datatype).
+// The size of a predefined datatype t, or 0 (another datatype): one slot.
 inline int predefined_size(MPI_Datatype t) {
-  for (size_t i = type_slot(t);; i = (i + 1) % Hot::kTypeSlots) {
-    const Hot::TypeSlot& slot = g_hot.types[i];
-    if (slot.key == t) return slot.size;
-    if (slot.key == nullptr) return 0;  // empty slot (MPI_DATATYPE_NULL need not be null)
-  }
+  const Hot::TypeSlot& slot = g_hot.types[type_slot(t)];
+  return slot.key == t ? slot.size : 0;  // an empty slot has size 0
 }
 // The size of datatype t, > 0, or 0 when it cannot be known here.
 inline int type_size(MPI_Datatype t) {
@@ -952,6 +982,32 @@ inline int comm_size(MPI_Comm comm) {
   if (comm == MPI_COMM_WORLD) return g_hot.world_size;
   int K = 0;
   return comm != MPI_COMM_NULL && PMPI_Comm_size(comm, &K) == MPI_SUCCESS ? K : 0;
+}
+
+// Hot::Classes of a span of the table (nullptr: no row for the K).
+Hot::Classes size_classes(const PlanTable::Span* sp, const PlanTable& table) {
+  Hot::Classes c;
+  if (!sp || !sp->rows) {
+    c.none = ~0ull;
+    return c;
+  }
+  // The ranges in order of lo, adjacent ones with the same reason merged:
+  // a class lies in one merged range or is cut by an end.
+  std::vector<PlanTable::ToMpi> r(table.to_mpi.begin() + sp->first, table.to_mpi.begin() + sp->first + sp->count);
+  std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
+  std::vector<PlanTable::ToMpi> merged;
+  for (const PlanTable::ToMpi& x : r) {
+    if (!merged.empty() && merged.back().why == x.why && merged.back().hi != UINT64_MAX && merged.back().hi + 1 >= x.lo)
+      merged.back().hi = std::max(merged.back().hi, x.hi);
+    else
+      merged.push_back(x);
+  }
+  for (unsigned k = 0; k < 64; ++k) {
+    const uint64_t lo = uint64_t{1} << k, hi = k == 63 ? UINT64_MAX : (uint64_t{1} << (k + 1)) - 1;
+    for (const PlanTable::ToMpi& x : merged)
+      if (x.lo <= lo && hi <= x.hi) (x.why == kWhyNoRow ? c.none : c.mpi) |= uint64_t{1} << k;
+  }
+  return c;
 }
 
 // Sets g_hot's row switches from the Shim (at start, stop and
@@ -982,6 +1038,7 @@ void update_hot(bool table = false) {
       }
     }
     g_hot.world[static_cast<size_t>(op)] = w;
+    g_hot.classes[static_cast<size_t>(op)] = K < 2 ? Hot::Classes{} : size_classes(sp, s.table);
     g_hot.table = &s.table;
   }
   for (int row = 0; row < kReportRows; ++row) {
@@ -1036,15 +1093,21 @@ __attribute__((always_inline)) inline bool short_way(int row, CallOp op, MPI_Com
 __attribute__((always_inline)) inline bool world_short_way(int row, CallOp op, MPI_Comm comm, int count,
                                                           MPI_Datatype type) {
   FastCounts* b = t_fast;
-  if (comm != MPI_COMM_WORLD || !b || count <= 0 || g_hot.world_size < 2 ||
-      !g_hot.on[static_cast<size_t>(row)].load(std::memory_order_relaxed) ||
+  if (comm != MPI_COMM_WORLD || !b || count <= 0 || !g_hot.on[static_cast<size_t>(row)].load(std::memory_order_relaxed) ||
       g_hot.pending.load(std::memory_order_acquire) != 0)
     return false;
   const int tsize = predefined_size(type);
   if (!tsize) return false;
-  const char* why = world_why(op, static_cast<uint64_t>(count) * static_cast<uint64_t>(tsize));
-  if (!why) return false;
-  std::atomic<uint64_t>& c = b->n[static_cast<size_t>(row)][why == kWhyRowSaysMpi ? 0 : 1];
+  // bytes >= 1: count and tsize are both positive.
+  const uint64_t bytes = static_cast<uint64_t>(count) * static_cast<uint64_t>(tsize);
+  const unsigned k = 63u - static_cast<unsigned>(__builtin_clzll(bytes));
+  const Hot::Classes& cl = g_hot.classes[static_cast<size_t>(op)];
+  size_t reason = 0;  // kWhyRowSaysMpi
+  if (!((cl.mpi >> k) & 1u)) {
+    if (!((cl.none >> k) & 1u)) return false;  // a class a range's end cuts: short_way walks the ranges
+    reason = 1;                                // kWhyNoRow
+  }
+  std::atomic<uint64_t>& c = b->n[static_cast<size_t>(row)][reason];
   c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return true;
 }

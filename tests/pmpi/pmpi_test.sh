@@ -105,6 +105,34 @@ PY
 ranges 2
 ranges 6
 
+# The first test on MPI_COMM_WORLD goes by size class (2^c to 2^(c+1) − 1
+# bytes): classes inside an "mpi" range or outside every row go to MPI at
+# once, classes a range's end cuts take the walk over the ranges. Ranges
+# whose ends cut some classes and not others: mpi [1, 1000], the plan
+# (1000, 4096], no row above.
+d="$dir/classes"
+cp -r "$set_dir" "$d"
+python3 - "$d" <<'PY' || fail "could not edit the index"
+import json, sys, os
+d = sys.argv[1]
+ix = json.load(open(os.path.join(d, "index.json")))
+plan = [r for r in ix["table"] if r["op"] == "allreduce" and r["K"] == 4][0]["plan"]
+rows = [r for r in ix["table"] if not (r["op"] == "allreduce" and r["K"] == 4)]
+rows.append({"op": "allreduce", "K": 4, "bytes": [1, 1000], "plan": "mpi"})
+rows.append({"op": "allreduce", "K": 4, "bytes": [1001, 4096], "plan": plan})
+ix["table"] = rows
+json.dump(ix, open(os.path.join(d, "index.json"), "w"))
+PY
+# To MPI by the table: 6 (1 .. 511 whole classes, 512 and 1000 in the cut
+# one); served: 1001, 1024, 2048, 4096; no row: 4097, 8191 (cut class),
+# 8192, 65536 (whole classes).
+out=$(COLLPLAN_PLANS="$d" LD_PRELOAD="$LIB" run 4 COLLPLAN_PLANS LD_PRELOAD COLLPLAN_REPORT -- "$CHECK" sizes \
+      1 255 256 511 512 1000 1001 1024 2048 4096 4097 8191 8192 65536) || fail "classes: $out"
+grep -q "pmpi_check: OK (56 checks)" <<<"$out" || fail "classes: $out"
+grep -q "^collplan:   allreduce: served 4, fell back 10; 4 x no table row for this communicator size and message size; 6 x table row says mpi\$" \
+  <<<"$out" || fail "classes: not the calls the table sends to MPI: $out"
+echo "classes: $(grep "^collplan:   allreduce" <<<"$out")"
+
 # Bad configurations: one message (the first failing rank's), all calls to MPI.
 bad() {  # bad NAME DIR EXPECTED-MESSAGE
   local out
