@@ -226,7 +226,7 @@ void Engine::Impl::emit_op(const ir::Op& op, std::vector<const ir::Op*>& group) 
 }
 
 // One step's ops, in order.
-void Engine::Impl::emit_ops(const std::vector<ir::Op>& ops) {
+void Engine::Impl::emit_ops(std::span<const ir::Op> ops) {
   std::vector<const ir::Op*> group;
   for (const ir::Op& o : ops) emit_op(o, group);
   flush_op_group(group);

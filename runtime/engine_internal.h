@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -205,7 +206,7 @@ struct Engine::Impl {
   void emit_direct(std::span<const ir::Term> nz, uint32_t target, Code copy_code = Code::copy);
   void emit_accumulate(std::span<const ir::Term> nz, size_t from, uint32_t target);
   void emit_payloads(const std::vector<std::pair<const ir::Combo*, uint32_t>>& elems);
-  void emit_ops(const std::vector<ir::Op>& ops);
+  void emit_ops(std::span<const ir::Op> ops);
   void emit_op(const ir::Op& op, std::vector<const ir::Op*>& group);
   void flush_op_group(std::vector<const ir::Op*>& group);
   bool joins_group(const std::vector<const ir::Op*>& group, const ir::Op& op) const;
@@ -220,7 +221,7 @@ struct Engine::Impl {
   void lower_waits(int64_t due_from, Lowering& lw, StepCode& sc);
   void emit_after(int64_t due_from, const ir::Step* st, const Lowering& lw, StepCode& sc);
   void emit_epilogue(const Lowering& lw);
-  void place_direct(MessageRows& msg, const std::vector<uint32_t>& slots, bool fallback, uint64_t& bank);
+  void place_direct(MessageRows& msg, std::span<const uint32_t> slots, bool fallback, uint64_t& bank);
   static void place_staged(MessageRows& msg, size_t count, uint64_t& bank);
 
   // ── Binding and running ──

@@ -125,7 +125,7 @@ void Engine::Impl::emit_step(ir::StepNo t, const ir::Step* st, Lowering& lw) {
 
 // A direct message's rows are `slots` (appended to msg_units), with as many
 // fallback staging rows from *bank when it may be split at run time.
-void Engine::Impl::place_direct(MessageRows& msg, const std::vector<uint32_t>& slots, bool fallback, uint64_t& bank) {
+void Engine::Impl::place_direct(MessageRows& msg, std::span<const uint32_t> slots, bool fallback, uint64_t& bank) {
   msg.direct = true;
   msg.count = static_cast<uint32_t>(slots.size());
   msg.unit = static_cast<uint32_t>(msg_units.size());
@@ -221,7 +221,7 @@ void Engine::Impl::emit_after(int64_t due_from, const ir::Step* st, const Loweri
   if (due_from >= 1)
     for (size_t i : lw.recv_posts[due_from]) {
       if (recvs[i].direct) continue;
-      const std::vector<uint32_t>& into = lw.recvs[i].recv->into;
+      const ir::Slots& into = lw.recvs[i].recv->into;
       for (uint32_t e = 0; e < into.size(); ++e) emit(Code::copy, recvs[i].unit + e, into[e]);
     }
   if (st) emit_ops(st->ops);

@@ -52,13 +52,13 @@ std::vector<std::vector<Access>> slot_accesses(const ir::Program& prog, const Im
 // A direct message need not be adjacent rows (it is handed over in pieces,
 // or gathered at run time); a receive must not name a slot twice, since its
 // pieces would then overlap.
-bool distinct(const std::vector<uint32_t>& v) {
-  std::vector<uint32_t> w = v;
+bool distinct(std::span<const uint32_t> v) {
+  std::vector<uint32_t> w(v.begin(), v.end());
   std::sort(w.begin(), w.end());
   return !v.empty() && std::adjacent_find(w.begin(), w.end()) == w.end();
 }
 
-bool consecutive(const std::vector<uint32_t>& v) {
+bool consecutive(std::span<const uint32_t> v) {
   for (size_t i = 1; i < v.size(); ++i)
     if (v[i] != v[0] + i) return false;
   return !v.empty();
@@ -140,7 +140,7 @@ void Engine::Impl::choose_homes(const ir::Program& prog, Lowering& lw) const {
 // into more pieces than the transport takes.
 void Engine::Impl::mark_fallbacks(Lowering& lw) const {
   auto arena_homed = [&](uint32_t sl) { return lw.home[sl] == kNone; };
-  auto surely_contiguous = [&](const std::vector<uint32_t>& v) {
+  auto surely_contiguous = [&](std::span<const uint32_t> v) {
     return v.size() == 1 || (consecutive(v) && std::all_of(v.begin(), v.end(), arena_homed));
   };
   lw.send_fallback.assign(lw.sends.size(), 0);

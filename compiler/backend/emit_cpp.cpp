@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -65,7 +66,7 @@ std::string combo_text(std::span<const ir::Term> terms) {
   return s;
 }
 
-std::string slots_text(const std::vector<ir::SlotId>& slots) {
+std::string slots_text(std::span<const ir::SlotId> slots) {
   std::string s;
   for (size_t i = 0; i < slots.size(); ++i) s += fmt::format("{}s{}", i ? " " : "", slots[i]);
   return s;
@@ -85,7 +86,7 @@ bool reads(std::span<const ir::Term> terms, ir::SlotId s, size_t from = 0) {
 
 // Rows base, base+1, ... when every combination is exactly 1·slot on
 // consecutive slots (the payload is then sent from the slots themselves).
-std::optional<ir::SlotId> consecutive_units(const std::vector<ir::Combo>& payload) {
+std::optional<ir::SlotId> consecutive_units(std::span<const ir::Combo> payload) {
   if (payload.empty()) return std::nullopt;
   for (size_t i = 0; i < payload.size(); ++i) {
     const auto& t = payload[i].terms;
@@ -94,7 +95,7 @@ std::optional<ir::SlotId> consecutive_units(const std::vector<ir::Combo>& payloa
   return payload[0].terms[0].slot;
 }
 
-std::optional<ir::SlotId> consecutive(const std::vector<ir::SlotId>& into) {
+std::optional<ir::SlotId> consecutive(std::span<const ir::SlotId> into) {
   if (into.empty()) return std::nullopt;
   for (size_t i = 0; i < into.size(); ++i)
     if (into[i] != into[0] + i) return std::nullopt;

@@ -172,7 +172,7 @@ uint32_t reduce_scatter_phase(const ir::Plan& ctx, ir::Program& prog, const std:
         ops.push_back(make_op(prog, partial[j][e], std::move(terms)));
       }
     if (!ops.empty()) {
-      std::vector<Op>& step_ops = prog.at_any(tr).ops;
+      auto& step_ops = prog.at_any(tr).ops;
       if (step_ops.empty()) step_ops = std::move(ops);
       else step_ops.insert(step_ops.end(), std::make_move_iterator(ops.begin()), std::make_move_iterator(ops.end()));
     }

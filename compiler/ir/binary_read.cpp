@@ -121,8 +121,9 @@ Field read_field(Reader& rd, uint8_t kind) {
   }
 }
 
-void read_slot_list(Reader& rd, std::vector<uint32_t>& out, const char* what, uint32_t limit,
-                    const char* limit_name) {
+// Into a std::vector (inputs, outputs) or a receive's Slots.
+template <class List>
+void read_slot_list(Reader& rd, List& out, const char* what, uint32_t limit, const char* limit_name) {
   uint32_t n = rd.count32(4, what);
   out.resize(n);
   for (uint32_t i = 0; i < n; ++i) {

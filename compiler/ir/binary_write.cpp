@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
 
 #include "ir/binary_format.h"
 
@@ -97,7 +98,7 @@ void write_combo(BlobWriter& w, std::span<const Term> terms, uint32_t eb) {
 }
 
 template <class W>
-void write_slots(W& w, const std::vector<SlotId>& slots) {
+void write_slots(W& w, std::span<const SlotId> slots) {
   w.u32(static_cast<uint32_t>(slots.size()));
   for (SlotId s : slots) w.u32(s);
 }

@@ -47,14 +47,14 @@ static void check_terms(const Program& prog, std::span<const Term> terms) {
                     fmt::format("rank {}: term reads slot {} of {}", prog.rank, t.slot, prog.num_slots));
 }
 
-Send make_send(const Plan& plan, const Program& from, Port port, Rank to, std::vector<Combo> payload) {
+Send make_send(const Plan& plan, const Program& from, Port port, Rank to, Payload payload) {
   COLLPLAN_ASSERT(port < plan.spec.p, fmt::format("rank {}: port {} >= p = {}", from.rank, port, plan.spec.p));
   COLLPLAN_ASSERT(to < num_ranks(plan.spec) && to != from.rank, fmt::format("rank {}: bad destination {}", from.rank, to));
   for (const Combo& c : payload) check_terms(from, c.terms);
   return Send{port, to, std::move(payload)};
 }
 
-Recv make_recv(const Plan& plan, const Program& at, StepNo t, Port port, Rank from, std::vector<SlotId> into) {
+Recv make_recv(const Plan& plan, const Program& at, StepNo t, Port port, Rank from, Slots into) {
   COLLPLAN_ASSERT(port < plan.spec.p, fmt::format("rank {}: port {} >= p = {}", at.rank, port, plan.spec.p));
   COLLPLAN_ASSERT(from < num_ranks(plan.spec) && from != at.rank, fmt::format("rank {}: bad source {}", at.rank, from));
   COLLPLAN_ASSERT(t >= plan.spec.lambda, fmt::format("rank {}: receive at step {} < lambda", at.rank, t));

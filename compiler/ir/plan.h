@@ -59,6 +59,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "ir/spec.h"
@@ -90,35 +91,51 @@ struct Combo {
   friend bool operator==(const Combo&, const Combo&) = default;
 };
 
+// A message's elements and the slots a receive writes: one element in
+// almost every latency-optimal plan (two slots fit in the same 8 bytes as a
+// pointer), held in place as the term lists are.
+using Payload = SmallVec<Combo, 1>;
+using Slots = SmallVec<SlotId, 2>;
+
 struct Send {
   Port port = 0;
   Rank to = 0;
-  std::vector<Combo> payload;  // one plan element per Combo
+  Payload payload;  // one plan element per Combo
   friend bool operator==(const Send&, const Send&) = default;
 };
 
 struct Recv {
   Port port = 0;
   Rank from = 0;
-  StepNo sent_at = 0;          // = t - λ + 1 of the step holding this Recv
-  std::vector<SlotId> into;    // element i of the message → slot into[i]
+  StepNo sent_at = 0;  // = t - λ + 1 of the step holding this Recv
+  Slots into;          // element i of the message → slot into[i]
   friend bool operator==(const Recv&, const Recv&) = default;
 };
 
 struct Op {
   SlotId dst = 0;
-  OpTerms terms;               // dst := Σ terms, in order
   uint32_t matrix_col = kNoCol;  // see "Re-coding" above
+  OpTerms terms;                 // dst := Σ terms, in order
+  // Arguments in the order dst, terms, matrix_col (the two 32-bit fields
+  // sit side by side so that an Op is 32 bytes, not 40).
+  Op() = default;
+  Op(SlotId d, OpTerms t, uint32_t col = kNoCol) : dst(d), matrix_col(col), terms(std::move(t)) {}
   friend bool operator==(const Op&, const Op&) = default;
 };
 
+// A step's sends, receives and ops: at most one of each in almost every
+// step of a latency-optimal plan, so one of each is held in place (a Step
+// is 128 bytes with no heap block, against 80 bytes and three to six heap
+// blocks as std::vectors).
 struct Step {
   StepNo t = 0;
-  std::vector<Send> sends;
-  std::vector<Recv> recvs;
-  std::vector<Op> ops;
+  SmallVec<Send, 1> sends;
+  SmallVec<Recv, 1> recvs;
+  SmallVec<Op, 1> ops;
   friend bool operator==(const Step&, const Step&) = default;
 };
+static_assert(sizeof(Send) == 32 && sizeof(Recv) == 32 && sizeof(Op) == 32 && sizeof(Step) == 128,
+              "the IR's records as docs/scale.md gives them");
 
 // One rank's program. `steps` lists only the steps in which the rank does
 // something, in strictly increasing t.
@@ -169,8 +186,8 @@ Plan make_plan(const Spec& spec, uint32_t num_steps);
 // Checking constructors: each validates its indices against the plan's spec
 // and the program's slot count and raises InternalError (a generator bug) when
 // one is out of range.
-Send make_send(const Plan& plan, const Program& from, Port port, Rank to, std::vector<Combo> payload);
-Recv make_recv(const Plan& plan, const Program& at, StepNo t, Port port, Rank from, std::vector<SlotId> into);
+Send make_send(const Plan& plan, const Program& from, Port port, Rank to, Payload payload);
+Recv make_recv(const Plan& plan, const Program& at, StepNo t, Port port, Rank from, Slots into);
 Op make_op(const Program& at, SlotId dst, std::vector<Term> terms, uint32_t matrix_col = kNoCol);
 Combo unit(SlotId s);  // the combination 1·s
 

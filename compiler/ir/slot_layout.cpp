@@ -22,7 +22,7 @@ std::vector<uint32_t> slot_layout(const ir::Program& prog) {
       if (v.size() >= 2) wants.push_back(std::move(v));
     }
     for (const ir::Recv& r : st.recvs)
-      if (r.into.size() >= 2) wants.push_back(r.into);
+      if (r.into.size() >= 2) wants.emplace_back(r.into.begin(), r.into.end());
   }
   std::stable_sort(wants.begin(), wants.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
   std::vector<uint32_t> next(n, none), prev(n, none);

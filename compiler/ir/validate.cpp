@@ -198,6 +198,77 @@ void match_messages(const Spec& spec, std::vector<MessageEnd>& sends, const std:
     }
 }
 
+namespace {
+
+const Step* find_step(const Program& prog, StepNo t) {
+  auto it = std::lower_bound(prog.steps.begin(), prog.steps.end(), t, [](const Step& st, StepNo x) { return st.t < x; });
+  return it != prog.steps.end() && it->t == t ? &*it : nullptr;
+}
+
+// The send of `prog` on `port` in step t, or null.
+const Send* find_send(const Program& prog, StepNo t, Port port) {
+  if (const Step* st = find_step(prog, t))
+    for (const Send& s : st->sends)
+      if (s.port == port) return &s;
+  return nullptr;
+}
+
+// The receive of `prog` on `port` in step t, or null.
+const Recv* find_recv(const Program& prog, StepNo t, Port port) {
+  if (const Step* st = find_step(prog, t))
+    for (const Recv& r : st->recvs)
+      if (r.port == port) return &r;
+  return nullptr;
+}
+
+// match_messages for a plan held whole: each receive's send is looked up in
+// the sender's program (its steps are in increasing order) instead of
+// gathering every message end in a list — that list was 64 bytes per
+// message, as much as the plan's own steps in a latency-optimal plan.
+// Requires check_program to have passed on every rank (ranks and ports in
+// range, at most one receive per port and step, postal timing).
+void match_in_place(const Plan& plan) {
+  const uint64_t lam = plan.spec.lambda;
+  uint64_t received = 0, sent = 0;
+  for (const Program& prog : plan.ranks)
+    for (const Step& st : prog.steps) {
+      sent += st.sends.size();
+      for (const Recv& r : st.recvs) {
+        const Send* s = find_send(plan.ranks[r.from], r.sent_at, r.port);
+        if (!s)
+          verify_error("rank {} step {} port {}: receives from rank {} a message sent in step {}, but rank {} sends nothing on port {} in step {}",
+                       prog.rank, st.t, r.port, r.from, r.sent_at, r.from, r.port, r.sent_at);
+        if (s->to != prog.rank)
+          verify_error("rank {} step {} port {}: expects a message from rank {} (sent in step {}), but that message goes to rank {}",
+                       prog.rank, st.t, r.port, r.from, r.sent_at, s->to);
+        if (s->payload.size() != r.into.size())
+          verify_error("rank {} step {} port {}: receives {} elements from rank {}, but the message sent in step {} has {}",
+                       prog.rank, st.t, r.port, r.into.size(), r.from, r.sent_at, s->payload.size());
+        ++received;
+      }
+    }
+  // No two receives found the same send: they would both be at its
+  // destination, in step t+λ−1, on its port, which check_program refuses.
+  // So every send is received exactly when the counts agree.
+  if (received == sent) return;
+  for (const Program& prog : plan.ranks) {
+    const Send* lost = nullptr;  // the first by (port, step), as match_messages reports it
+    StepNo lost_at = 0;
+    for (const Step& st : prog.steps)
+      for (const Send& s : st.sends) {
+        const Recv* r = find_recv(plan.ranks[s.to], static_cast<StepNo>(st.t + lam - 1), s.port);
+        if (r && r->from == prog.rank) continue;
+        if (!lost || std::tie(s.port, st.t) < std::tie(lost->port, lost_at)) lost = &s, lost_at = st.t;
+      }
+    if (lost)
+      verify_error("rank {} step {} port {}: the message to rank {} is never received (rank {} has no receive on port {} in step {})",
+                   prog.rank, lost_at, lost->port, lost->to, lost->to, lost->port, lost_at + lam - 1);
+  }
+  COLLPLAN_ASSERT(false, "more sends than receives, but every send is received");
+}
+
+}  // namespace
+
 void verify_structure(const Plan& plan, const std::vector<uint32_t>& inputs_per_rank,
                       const std::vector<uint32_t>& outputs_per_rank) {
   const Spec& spec = plan.spec;
@@ -205,12 +276,11 @@ void verify_structure(const Plan& plan, const std::vector<uint32_t>& inputs_per_
   const uint32_t R = num_ranks(spec);
   if (plan.ranks.size() != R) verify_error("plan has {} rank programs, the spec needs {}", plan.ranks.size(), R);
   if (plan.num_steps > kMaxSteps) verify_error("plan has {} steps (at most {} supported)", plan.num_steps, kMaxSteps);
-  std::vector<MessageEnd> sends, recvs;
   for (uint32_t k = 0; k < R; ++k) {
     if (plan.ranks[k].rank != k) verify_error("program {} is labelled rank {}", k, plan.ranks[k].rank);
-    check_rank_messages(spec, plan.num_steps, plan.ranks[k], inputs_per_rank[k], outputs_per_rank[k], sends, recvs);
+    check_program(spec, plan.num_steps, plan.ranks[k], k, inputs_per_rank[k], outputs_per_rank[k], {});
   }
-  match_messages(spec, sends, recvs);
+  match_in_place(plan);
 }
 
 }  // namespace collplan::ir

@@ -38,12 +38,14 @@ struct MessageEnd {
   StepNo t = 0;
   uint64_t size = 0;
 };
-// verify_structure in two halves, for a checker that holds one program at a
-// time (`collplan check --streaming`): the rules one program keeps on its
-// own (those of verify_rank_structure, with n_in inputs and n_out outputs),
-// its sends and receives appended to `sends` and `recvs`; then, once every
-// rank has been through it, every receive matched with exactly one send and
-// every send received (the same errors as verify_structure).
+// verify_structure's checks for a checker that holds one program at a
+// time (`collplan check --streaming`), in two halves: the rules one program
+// keeps on its own (those of verify_rank_structure, with n_in inputs and
+// n_out outputs), its sends and receives appended to `sends` and `recvs`;
+// then, once every rank has been through it, every receive matched with
+// exactly one send and every send received (the same errors as
+// verify_structure, which holds the whole plan and so looks each message's
+// other end up in it instead of gathering these lists).
 void check_rank_messages(const Spec& spec, uint32_t num_steps, const Program& prog, uint32_t n_in, uint32_t n_out,
                          std::vector<MessageEnd>& sends, std::vector<MessageEnd>& recvs);
 void match_messages(const Spec& spec, std::vector<MessageEnd>& sends, const std::vector<MessageEnd>& recvs);

@@ -21,7 +21,7 @@ Plan widen(const Plan& plan, uint32_t n) {
   out.spec.blocks = n;
   out.num_steps = plan.num_steps;
   out.ranks.reserve(plan.ranks.size());
-  auto slots = [n](const std::vector<SlotId>& v) {
+  auto slots = [n](std::span<const SlotId> v) {
     std::vector<SlotId> w;
     w.reserve(v.size() * n);
     for (SlotId x : v)

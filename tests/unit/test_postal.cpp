@@ -570,7 +570,7 @@ TEST_CASE("the checker rejects a postal prefix plan that uses a value before it 
       {
         ir::Plan bad = plan;
         ir::Program& prog = bad.ranks[k];
-        std::vector<ir::Op> ops = std::move(prog.steps[si].ops);
+        auto ops = std::move(prog.steps[si].ops);
         prog.steps[si].ops.clear();
         ir::Step& early = step_at(prog, t - 1);
         early.ops.insert(early.ops.begin(), ops.begin(), ops.end());
