@@ -29,9 +29,10 @@
 // (overwritten, or added to when `accumulate`), k >= 1. Coefficients come
 // through an accessor co(j, s) so that each user keeps its own table layout
 // (the engine m x k row-major arrays, emitted code a constexpr array of
-// its Coef). Every dot reads all k sources of a block before it stores the
-// block, so with m = 1 the output may be one of the sources (the same
-// pointer), as emitted code needs.
+// its Coef). Every vector and prime-field dot reads all k sources of a block
+// before it stores the block, so with m = 1 the output may be one of the
+// sources (the same pointer), as emitted code needs; dot_split_base (the
+// scalar GF(2^m) dot) goes term by term and may not.
 //
 // Prepared forms of a constant c:
 //   GF(2^8)   gfni8(c): the 8x8 bit matrix of x ↦ c·x in GF2P8AFFINEQB's
