@@ -19,9 +19,13 @@
 //             plain -O2 (x86-dispatch) and -march=native; by the same
 //             SCALAR build one region pass per term (mul, then mad per
 //             term: how emitted code combined before dot() fused them); and
-//             the engine's gf::dot on the same data (bench/emit_kernels.cpp).
+//             the engine's gf::dot on the same data (bench/emit_kernels.cpp),
+//             timed interleaved with the same dot() compiled into this
+//             program ("inproc": both run the one GF kernel library).
 //
-//   bench_emit [--quick]     --quick: K = 16 and 64 only in the replay
+//   bench_emit [--quick | --kernels]
+//     --quick: K = 16 and 64 only in the replay; --kernels: the kernel
+//     table only (a minute, where the whole run takes 10-20)
 //
 // The machine is shared and noisy: read the ratios, and run it twice.
 #include <algorithm>
@@ -39,6 +43,7 @@
 #include "host_tools.h"
 #include "matrix/matrix.h"
 #include "pipeline/pipeline.h"
+#include "runtime/embedded/collplan_embedded.h"
 #include "runtime/gf/gf_kernels.h"
 #include "runtime/transport/threads.h"
 
@@ -192,33 +197,55 @@ void replay_section(const fs::path& root, bool quick) {
     }
 }
 
-// The engine's gf::dot on one combination of k sources (same shape as
-// emit_kernels.cpp's), median seconds.
-double engine_dot(const Field& f, size_t bytes, uint32_t k) {
+// The engine's gf::dot and collplan_kernels.h's dot() compiled into this
+// program (the library's X86_DISPATCH build, as the portable generated code)
+// on one combination of k sources (same shape as emit_kernels.cpp's), timed
+// interleaved -- one sample of each per round, 21 rounds -- so that load from
+// other processes hits both alike; median seconds {engine, embedded}. Both
+// run the same library kernel, so their ratio shows what the adapters cost;
+// the separate builds' figures, taken minutes apart, move far more with the
+// machine's load. Exits on a mismatch.
+template <class F>
+std::pair<double, double> engine_and_embedded(const Field& f, size_t bytes, uint32_t k) {
+  using E = typename F::elem;
   const size_t eb = f.elem_bytes(), n = bytes / eb;
   SplitMix64 rng(bytes + k);
-  std::vector<std::vector<unsigned char>> src(k, std::vector<unsigned char>(bytes));
+  std::vector<std::vector<E>> src(k, std::vector<E>(n));
   std::vector<const void*> ptr(k);
+  std::vector<const E*> eptr(k);
   std::vector<Elem> coef(k);
+  std::vector<typename F::Coef> prep(k);
   for (uint32_t s = 0; s < k; ++s) {
-    for (size_t i = 0; i < n; ++i) {
-      const Elem v = rng.uniform(f);
-      for (size_t b = 0; b < eb; ++b) src[s][i * eb + b] = static_cast<unsigned char>(v >> (8 * b));
-    }
+    for (auto& e : src[s]) e = static_cast<E>(rng.uniform(f));
     ptr[s] = src[s].data();
+    eptr[s] = src[s].data();
     coef[s] = 2 + rng.uniform(f) % (f.size() - 2);
+    prep[s] = F::prepare(static_cast<E>(coef[s]));
   }
-  std::vector<unsigned char> dst(bytes);
+  std::vector<E> dst(n), dst2(n);
   void* d = dst.data();
   const auto t = gf::prepare_dot(f, k, 1, coef.data());
   const size_t reps = std::max<size_t>(1, (size_t{1} << 22) / bytes);
-  std::vector<double> ts;
-  for (int s = 0; s < 9; ++s) {
-    const double t0 = now();
+  std::vector<double> te, tm;
+  for (int s = 0; s < 21; ++s) {
+    double t0 = now();
     for (size_t r = 0; r < reps; ++r) gf::dot_prepared(f, t, ptr.data(), &d, n);
-    ts.push_back((now() - t0) / static_cast<double>(reps));
+    te.push_back((now() - t0) / static_cast<double>(reps));
+    t0 = now();
+    for (size_t r = 0; r < reps; ++r) F::dot(dst2.data(), eptr.data(), prep.data(), k, n, false);
+    tm.push_back((now() - t0) / static_cast<double>(reps));
   }
-  return median(ts);
+  if (dst != dst2) {
+    std::fprintf(stderr, "%s: the engine's and the embedded dot disagree\n", f.name().c_str());
+    std::exit(1);
+  }
+  return {median(te), median(tm)};
+}
+
+std::pair<double, double> engine_and_embedded(const std::string& field, size_t bytes, uint32_t k) {
+  if (field == "gf256") return engine_and_embedded<collplan_embedded::Gf2m<8, 0x11D>>(Field::gf256(), bytes, k);
+  if (field == "gf65536") return engine_and_embedded<collplan_embedded::Gf2m<16, 0x1100B>>(Field::gf65536(), bytes, k);
+  return engine_and_embedded<collplan_embedded::Prime<65537>>(Field::prime(65537), bytes, k);
 }
 
 void kernel_section(const fs::path& root) {
@@ -258,15 +285,15 @@ void kernel_section(const fs::path& root) {
     }
   }
   for (const auto& [bname, flags] : builds) std::printf("  %-8s (%s): %s\n", bname.c_str(), flags.c_str(), isa[bname].c_str());
-  std::printf("%-12s %7s | %10s | %10s %10s %10s | %10s | %9s %9s %9s\n", "field", "vector", "per-term", "scalar",
-              "portable", "native", "engine", "pt/scal", "port/eng", "nat/eng");
+  std::printf("%-12s %7s | %10s | %10s %10s %10s | %10s %10s | %9s %9s %9s %9s\n", "field", "vector", "per-term",
+              "scalar", "portable", "native", "engine", "emb-inproc", "pt/scal", "port/eng", "nat/eng", "inproc");
   for (const auto& [key, m] : res) {
-    const Field f = key.first == "gf256" ? Field::gf256() : key.first == "gf65536" ? Field::gf65536() : Field::prime(65537);
-    const double eng = engine_dot(f, key.second, 8);
+    const auto [eng, emb] = engine_and_embedded(key.first, key.second, 8);
     const double perterm = m.at("scalar").first;
-    std::printf("%-12s %3zu KiB | %10.3e | %10.3e %10.3e %10.3e | %10.3e | %9.2f %9.2f %9.2f\n", key.first.c_str(),
-                key.second / 1024, perterm, m.at("scalar").second, m.at("portable").second, m.at("native").second, eng,
-                perterm / m.at("scalar").second, m.at("portable").second / eng, m.at("native").second / eng);
+    std::printf("%-12s %3zu KiB | %10.3e | %10.3e %10.3e %10.3e | %10.3e %10.3e | %9.2f %9.2f %9.2f %9.2f\n",
+                key.first.c_str(), key.second / 1024, perterm, m.at("scalar").second, m.at("portable").second,
+                m.at("native").second, eng, emb, perterm / m.at("scalar").second, m.at("portable").second / eng,
+                m.at("native").second / eng, emb / eng);
   }
 }
 
@@ -274,17 +301,19 @@ void kernel_section(const fs::path& root) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  if (argc > 1 && !quick) {
-    std::fprintf(stderr, "usage: bench_emit [--quick]\n");
+  const bool kernels_only = argc > 1 && std::strcmp(argv[1], "--kernels") == 0;
+  if (argc > 2 || (argc > 1 && !quick && !kernels_only)) {
+    std::fprintf(stderr, "bench_emit: unknown argument '%s' (valid: --quick, --kernels)\nusage: bench_emit [--quick | --kernels]\n",
+                 argv[argc > 2 && (quick || kernels_only) ? 2 : 1]);
     return 2;
   }
   const fs::path root = fs::temp_directory_path() / "collplan-bench-emit";
   fs::remove_all(root);
   fs::create_directories(root);
   std::printf("compiler: %s\n", COLLPLAN_CXX);
-  emit_section(root);
+  if (!kernels_only) emit_section(root);
   kernel_section(root);
-  replay_section(root, quick);
+  if (!kernels_only) replay_section(root, quick);
   fs::remove_all(root);
   return 0;
 }

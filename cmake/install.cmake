@@ -20,7 +20,8 @@ set(COLLPLAN_INSTALL_INCLUDE ${CMAKE_INSTALL_INCLUDEDIR}/collplan)
 install(TARGETS collplan collplan_embedded EXPORT collplanTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES runtime/embedded/collplan_embedded.h runtime/embedded/collplan_kernels.h
-  runtime/embedded/collplan_kernels_x86.inc DESTINATION ${COLLPLAN_INSTALL_INCLUDE})
+  runtime/embedded/collplan_gf.h runtime/embedded/collplan_gf_base.h runtime/embedded/collplan_gf_avx2.h
+  runtime/embedded/collplan_gf_gfni.h runtime/embedded/collplan_gf_neon.h DESTINATION ${COLLPLAN_INSTALL_INCLUDE})
 install(FILES templates/rank.template.cpp templates/dispatch.template.h templates/README.md
   DESTINATION ${COLLPLAN_INSTALL_TEMPLATES})
 install(EXPORT collplanTargets NAMESPACE collplan:: DESTINATION ${COLLPLAN_INSTALL_CMAKEDIR})

@@ -337,6 +337,13 @@ const std::string& embedded_file(const std::string& name) {
   return it->second;
 }
 
+const std::vector<std::string>& runtime_headers() {
+  static const std::vector<std::string> names = {"collplan_embedded.h", "collplan_kernels.h",  "collplan_gf.h",
+                                                 "collplan_gf_base.h",  "collplan_gf_avx2.h",  "collplan_gf_gfni.h",
+                                                 "collplan_gf_neon.h"};
+  return names;
+}
+
 std::vector<EmittedFile> emit_cpp(const PlanPrograms& plan, const EmitCppOptions& opt) {
   if (!is_identifier(opt.name))
     user_error("--name '{}' is not a C++ identifier (letters, digits and '_', not starting with a digit)", opt.name);

@@ -94,10 +94,16 @@ std::vector<EmittedFile> emit_cpp(const PlanPrograms& plan, const EmitCppOptions
 // Writes the files into `dir` (created if missing); UserError on failure.
 void write_files(const std::vector<EmittedFile>& files, const std::string& dir);
 
-// The text of an embedded file: "rank.template.cpp", "dispatch.template.h",
-// "collplan_embedded.h", "collplan_kernels.h" or "collplan_kernels_x86.inc"
-// (built into the executable from templates/ and runtime/embedded/). InternalError for another name.
+// The text of an embedded file: "rank.template.cpp", "dispatch.template.h" or
+// one of runtime_headers() (built into the executable from templates/ and
+// runtime/embedded/). InternalError for another name.
 const std::string& embedded_file(const std::string& name);
+
+// The headers emitted code includes, all of them flat in one directory:
+// collplan_embedded.h, collplan_kernels.h and the GF kernel library
+// (collplan_gf.h, collplan_gf_base.h, collplan_gf_avx2.h, collplan_gf_gfni.h,
+// collplan_gf_neon.h).
+const std::vector<std::string>& runtime_headers();
 
 // Fills a template: every region from a line `// @collplan:begin NAME` to
 // the line `// @collplan:end NAME` (each alone on its line, indentation

@@ -90,8 +90,7 @@ int run_emit_cpp(const EmitFlags& f) {
   opt.comments = !f.no_comments;
   auto files = backend::emit_cpp(view, opt);
   if (f.copy_runtime)
-    for (const char* h : {"collplan_embedded.h", "collplan_kernels.h", "collplan_kernels_x86.inc"})
-      files.push_back({h, backend::embedded_file(h)});
+    for (const std::string& h : backend::runtime_headers()) files.push_back({h, backend::embedded_file(h)});
   backend::write_files(files, f.dir);
   size_t bytes = 0;
   for (const auto& file : files) bytes += file.text.size();
@@ -120,7 +119,8 @@ void add_emit_cpp_command(CLI::App& app, CommandList& cmds) {
   c->add_option("--name", f.name, "C++ namespace of the plan and prefix of the file names")->capture_default_str();
   c->add_flag("--no-comments", f.no_comments, "leave out the plan's text form above each statement");
   c->add_flag("--copy-runtime", f.copy_runtime,
-              "also write the runtime headers (collplan_embedded.h, collplan_kernels.h, collplan_kernels_x86.inc) into "
+              "also write the runtime headers (collplan_embedded.h, collplan_kernels.h and the GF kernel library "
+              "collplan_gf*.h) into "
               "the directory");
   cmds.push_back({c, [] { return run_emit_cpp(f); }});
 }

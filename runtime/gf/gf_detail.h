@@ -29,11 +29,15 @@ std::vector<Impl> implementations(const Field& f);
 // The implementation mad()/mul()/add()/dot() use for f.
 const Impl& dispatched(const Field& f);
 
+// The engine's entry points into the GF kernel library
+// (runtime/embedded/collplan_gf*.h), each a thin wrapper taking the
+// engine's Field and prepared tables (gf_kernels.cpp).
+
 bool cpu_has_avx2();
-bool cpu_has_gfni();     // GFNI and AVX2 (gf_gfni.cpp)
+bool cpu_has_gfni();     // GFNI and AVX2
 bool cpu_has_gfni512();  // GFNI and AVX-512BW
 
-// GF(2^8) with GFNI (gf_gfni.cpp): the 8x8 bit matrix of multiplication by c
+// GF(2^8) with GFNI (collplan_gf_gfni.h): the 8x8 bit matrix of multiplication by c
 // modulo `poly`, in GF2P8AFFINEQB's layout; kernels take it from t.gfni.
 uint64_t gfni_matrix(uint8_t c, uint32_t poly);
 void mad8_gfni(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
@@ -45,11 +49,11 @@ void mul8_gfni512(const Field& f, const MadTable& t, const void* src, void* dst,
 // sources and stored once.
 void dot8_gfni512(size_t k, size_t m, const uint64_t* mats, const void* const* src, void* const* dst, size_t n);
 
-// GF(2^16) with GFNI (gf_gfni.cpp): the four 8x8 blocks of the 16x16 bit
+// GF(2^16) with GFNI (collplan_gf_gfni.h): the four 8x8 blocks of the 16x16 bit
 // matrix of multiplication by c modulo `poly`, out[2·o + i] mapping input
 // byte i (0 = low) to output byte o, each in GF2P8AFFINEQB's layout; kernels
-// take them from t.gfni16. Tails: masked (AVX-512), scalar log/exp (AVX2,
-// which needs t.log_c, as prepare_mad fills it).
+// take them from t.gfni16. Tails: masked (AVX-512), the scalar matrix
+// product (AVX2).
 void gfni16_matrices(uint16_t c, uint32_t poly, uint64_t out[4]);
 void mad16_gfni(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
 void mul16_gfni(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
@@ -71,7 +75,7 @@ void mul65537_scalar(const Field& f, const MadTable& t, const void* src, void* d
 void mad65537_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
 void mul65537_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
 
-// Prime-field dot products with delayed reduction (gf_avx2.cpp): same
+// Prime-field dot products with delayed reduction (collplan_gf_avx2.h): same
 // contract as gf::dot for k >= 1, coef = m x k prepared constants. Products
 // are summed unreduced and reduced once per output element (per group of
 // terms whose sum could overflow), instead of once per term.
@@ -87,8 +91,15 @@ void dotm31_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const
 // output tile summed in registers over all k terms and stored once.
 void dots_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
                size_t n);
+// The one of the four above that gf::dot runs for f (by q).
+void dot_prime_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src,
+                    void* const* dst, size_t n);
+// GF(2^16) by the split tables of coef (AVX2 without GFNI): each block of 32
+// elements of an output summed over all k sources, stored once.
+void dot16_avx2(size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst, size_t n);
 
-// Portable fast paths (gf_kernels.cpp).
+// Portable fast paths (the library's _base kernels; GF(2^16) log/exp is the
+// engine's own, from Field's tables).
 void mad16_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
 void mul16_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
 void madp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
@@ -96,8 +107,8 @@ void mulp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, 
 void xor_scalar(const Field& f, const void* src, void* dst, size_t n);
 void addp_scalar(const Field& f, const void* src, void* dst, size_t n);
 
-// AVX2 paths (gf_avx2.cpp); call only when cpu_has_avx2(). Tails shorter
-// than one vector go to the scalar versions above.
+// AVX2 paths (collplan_gf_avx2.h); call only when cpu_has_avx2(). Tails
+// shorter than one vector go to the scalar versions.
 void mad16_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
 void mul16_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
 void madp_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);

@@ -1,9 +1,17 @@
-// GF region kernels: references, portable fast paths, the GF(2^8) ISA-L path
-// and the dispatcher. See gf_kernels.h for the contracts and gf_avx2.cpp for
-// the AVX2 paths.
+// GF region kernels of the replay engine: an adapter from Field and the
+// prepared tables (MadTable, DotTables) to the GF kernel library
+// (runtime/embedded/collplan_gf*.h, the kernels emitted code compiles too),
+// the GF(2^8) ISA-L path, the Field-arithmetic references (_base) and the
+// dispatcher. See gf_kernels.h for the contracts.
 #include "runtime/gf/gf_kernels.h"
 
 #include <isa-l/erasure_code.h>
+
+// Every x86 path of the library, each function with its target attribute;
+// the dispatcher below picks by what the CPU reports. (Whatever -march the
+// engine is built with, so that tests can force each path.)
+#define COLLPLAN_EMBEDDED_ISA 5  // COLLPLAN_EMBEDDED_ISA_X86_DISPATCH
+#include "runtime/embedded/collplan_gf.h"
 
 #include <algorithm>
 #include <cstring>
@@ -24,7 +32,6 @@ constexpr size_t kBounce = 4096;
 // dot() for non-ISA-L fields works on blocks of this many bytes so that each
 // destination block stays in L1 while all k sources are folded into it.
 constexpr size_t kDotBlockBytes = 8192;
-constexpr uint64_t kMersenne31 = (uint64_t{1} << 31) - 1;
 
 template <class T>
 inline T ld(const void* p, size_t i) {
@@ -157,37 +164,12 @@ const MadTable& gf256_table(Elem c) {
         t[c].c = c;
         ec_init_tables(1, 1, &cc, t[c].mad_tbl);
         gf_vect_mul_init(cc, t[c].mul_tbl);
-        t[c].gfni = detail::gfni_matrix(cc, 0x11D);  // gf256's (and ISA-L's) polynomial
+        t[c].gfni = collplan_gf::gfni8(cc, 0x11D);  // gf256's (and ISA-L's) polynomial
       }
     }
   };
   static const All all;
   return all.t[c];
-}
-
-// GF(2^16) split tables. Multiplication by c is GF(2)-linear, so each table
-// entry is the XOR of c*x^i over the bits i of (v << 4j): 16 products by
-// shifting, then 64 XORs, instead of 64 general multiplies.
-void fill_split16(MadTable& t, Elem c) {
-  uint32_t basis[16];  // c * x^i
-  uint32_t p = c;
-  for (int i = 0; i < 16; ++i) {
-    basis[i] = p;
-    p <<= 1;
-    if (p & 0x10000) p ^= 0x1100B;
-  }
-  for (unsigned j = 0; j < 4; ++j) {
-    uint32_t tbl[16];
-    tbl[0] = 0;
-    for (unsigned v = 1; v < 16; ++v) {
-      const unsigned low = static_cast<unsigned>(__builtin_ctz(v));
-      tbl[v] = tbl[v & (v - 1)] ^ basis[4 * j + low];
-    }
-    for (unsigned v = 0; v < 16; ++v) {
-      t.split[2 * j][v] = static_cast<unsigned char>(tbl[v] & 0xFF);
-      t.split[2 * j + 1][v] = static_cast<unsigned char>(tbl[v] >> 8);
-    }
-  }
 }
 
 // GF(2^16) on a GFNI CPU: what the dispatched kernels read -- the bit
@@ -268,17 +250,14 @@ void dot_impl(const Field& f, size_t k, size_t m, const MadTable* coef, const un
     detail::dot16_gfni(f, k, m, coef, src, dst, n);
     return;
   }
+  if (is_gf65536(f) && detail::cpu_has_avx2()) {
+    detail::dot16_avx2(k, m, coef, src, dst, n);
+    return;
+  }
   if (f.kind() == FieldKind::Prime && detail::cpu_has_avx2()) {
-    // Delayed reduction: one reduction per output element (or per fold of
-    // >= 16 terms), not per term. Above 2^30 the 64-bit sums must be folded
-    // every 4-15 terms, and Shoup's fold then costs more than Shoup per term
-    // (bench_gf), so there each term is reduced and only the sum stays in
-    // registers -- except for 2^31 − 1, whose Mersenne fold is three cheap
-    // instructions (dotm31_avx2, 1.4x the per-term calls in bench_gf).
-    (is_65537(f)                        ? detail::dot65537_avx2
-     : f.size() < (uint64_t{1} << 30)   ? detail::dotp_avx2
-     : f.size() == kMersenne31          ? detail::dotm31_avx2
-                                        : detail::dots_avx2)(f, k, m, coef, src, dst, n);
+    // collplan_gf::dot_prime_avx2 picks the reduction by q: delayed below
+    // 2^30, the Mersenne fold for 2^31 − 1, Shoup per term otherwise.
+    detail::dot_prime_avx2(f, k, m, coef, src, dst, n);
     return;
   }
   const size_t block = kDotBlockBytes / eb;
@@ -301,10 +280,9 @@ void dot_impl(const Field& f, size_t k, size_t m, const MadTable* coef, const un
 
 namespace detail {
 
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
+bool cpu_has_avx2() { return collplan_gf::x86_level() >= 2; }
+bool cpu_has_gfni() { return collplan_gf::x86_level() >= 3; }
+bool cpu_has_gfni512() { return collplan_gf::x86_level() >= 4; }
 
 const Impl& dispatched(const Field& f) {
   if (is_gf256(f)) return impl_gf256();
@@ -359,68 +337,165 @@ void mul16_scalar(const Field& f, const MadTable& t, const void* src, void* dst,
   }
 }
 
-// Shoup: c*x - floor(c'*x / 2^32)*q lies in [0, 2q) and fits in 32 bits
-// because q < 2^31, so it may be computed modulo 2^32.
-inline uint32_t shoup_mul(uint32_t c, uint64_t cp, uint32_t x, uint32_t q) {
-  const uint32_t qh = static_cast<uint32_t>((cp * x) >> 32);
-  const uint32_t r = c * x - qh * q;
-  return r >= q ? r - q : r;
+
+// ── The library's kernels behind the engine's signatures ─────────────────
+
+namespace {
+uint32_t modulus(const Field& f) { return static_cast<uint32_t>(f.size()); }
+collplan_gf::PrimeCoef prime_of(const MadTable& t) { return {t.c, t.shoup}; }
+// The accessors the library's dots take, over m x k row-major tables.
+struct Mats8 {
+  const uint64_t* a;
+  size_t k;
+  uint64_t operator()(size_t j, size_t s) const { return a[j * k + s]; }
+};
+struct Mats16 {
+  const MadTable* t;
+  size_t k;
+  const uint64_t* operator()(size_t j, size_t s) const { return t[j * k + s].gfni16; }
+};
+struct Split {
+  const MadTable* t;
+  size_t k;
+  const uint8_t (*operator()(size_t j, size_t s) const)[16] { return t[j * k + s].split; }
+};
+struct Primes {
+  const MadTable* t;
+  size_t k;
+  collplan_gf::PrimeCoef operator()(size_t j, size_t s) const { return prime_of(t[j * k + s]); }
+};
+}  // namespace
+
+uint64_t gfni_matrix(uint8_t c, uint32_t poly) { return collplan_gf::gfni8(c, poly); }
+
+void gfni16_matrices(uint16_t c, uint32_t poly, uint64_t out[4]) {
+  if (poly != 0x1100B) {
+    collplan_gf::gfni16(c, poly, out);
+    return;
+  }
+  // The matrix of c is linear in c too: the XOR of the matrices of the x^b
+  // for the set bits b of c. From 16 basis matrices built once this costs a
+  // few dozen independent ANDs and XORs instead of building the blocks bit
+  // by bit -- it matters to the unprepared gf::mad(), which prepares its
+  // constant on every call.
+  struct Basis {
+    uint64_t m[16][4];
+  };
+  static const Basis basis = [] {
+    Basis b{};
+    for (int i = 0; i < 16; ++i) collplan_gf::gfni16(1u << i, 0x1100B, b.m[i]);
+    return b;
+  }();
+  // Four scalars, not an array: GCC kept an array on the stack and chained
+  // every iteration through a store and a reload.
+  uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0;
+  for (int i = 0; i < 16; ++i) {
+    const uint64_t mask = 0 - static_cast<uint64_t>((c >> i) & 1);
+    r0 ^= basis.m[i][0] & mask;
+    r1 ^= basis.m[i][1] & mask;
+    r2 ^= basis.m[i][2] & mask;
+    r3 ^= basis.m[i][3] & mask;
+  }
+  out[0] = r0;
+  out[1] = r1;
+  out[2] = r2;
+  out[3] = r3;
+}
+
+void mad8_gfni(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mad8_gfni(t.gfni, src, dst, n);
+}
+void mul8_gfni(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mul8_gfni(t.gfni, src, dst, n);
+}
+void mad8_gfni512(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mad8_gfni512(t.gfni, src, dst, n);
+}
+void mul8_gfni512(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mul8_gfni512(t.gfni, src, dst, n);
+}
+void dot8_gfni512(size_t k, size_t m, const uint64_t* mats, const void* const* src, void* const* dst, size_t n) {
+  collplan_gf::dot8_gfni512(k, m, Mats8{mats, k}, src, dst, n, false);
+}
+void mad16_gfni(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mad16_gfni(t.gfni16, src, dst, n);
+}
+void mul16_gfni(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mul16_gfni(t.gfni16, src, dst, n);
+}
+void mad16_gfni512(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mad16_gfni512(t.gfni16, src, dst, n);
+}
+void mul16_gfni512(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mul16_gfni512(t.gfni16, src, dst, n);
+}
+void dot16_gfni512(size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst, size_t n) {
+  collplan_gf::dot16_gfni512(k, m, Mats16{coef, k}, src, dst, n, false);
+}
+void dot16_gfni(const Field&, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+                size_t n) {
+  collplan_gf::dot16_gfni(k, m, Mats16{coef, k}, src, dst, n, false);
+}
+void dot16_avx2(size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst, size_t n) {
+  collplan_gf::dot16_avx2(k, m, Split{coef, k}, src, dst, n, false);
+}
+
+void mad65537_scalar(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mad65537_base(t.c, src, dst, n);
+}
+void mul65537_scalar(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mul65537_base(t.c, src, dst, n);
+}
+void mad65537_avx2(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mad65537_avx2(t.c, src, dst, n);
+}
+void mul65537_avx2(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mul65537_avx2(t.c, src, dst, n);
+}
+void dotp_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+               size_t n) {
+  collplan_gf::dotp_avx2(modulus(f), k, m, Primes{coef, k}, src, dst, n, false);
+}
+void dot65537_avx2(const Field&, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+                   size_t n) {
+  collplan_gf::dot65537_avx2(k, m, Primes{coef, k}, src, dst, n, false);
+}
+void dotm31_avx2(const Field&, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+                 size_t n) {
+  collplan_gf::dotm31_avx2(k, m, Primes{coef, k}, src, dst, n, false);
+}
+void dots_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+               size_t n) {
+  collplan_gf::dots_avx2(modulus(f), k, m, Primes{coef, k}, src, dst, n, false);
+}
+void dot_prime_avx2(const Field& f, size_t k, size_t m, const MadTable* coef, const void* const* src, void* const* dst,
+                    size_t n) {
+  collplan_gf::dot_prime_avx2(modulus(f), k, m, Primes{coef, k}, src, dst, n, false);
 }
 
 void madp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
-  const uint32_t q = static_cast<uint32_t>(f.size());
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t r = shoup_mul(t.c, t.shoup, ld<uint32_t>(src, i), q);
-    uint32_t s = r + ld<uint32_t>(dst, i);
-    s = s >= q ? s - q : s;
-    st<uint32_t>(dst, i, s);
-  }
+  collplan_gf::madp_base(modulus(f), prime_of(t), src, dst, n);
 }
-
 void mulp_scalar(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
-  const uint32_t q = static_cast<uint32_t>(f.size());
-  for (size_t i = 0; i < n; ++i) st<uint32_t>(dst, i, shoup_mul(t.c, t.shoup, ld<uint32_t>(src, i), q));
+  collplan_gf::mulp_base(modulus(f), prime_of(t), src, dst, n);
 }
+void xor_scalar(const Field& f, const void* src, void* dst, size_t n) { collplan_gf::xor_base(src, dst, n * f.elem_bytes()); }
+void addp_scalar(const Field& f, const void* src, void* dst, size_t n) { collplan_gf::addp_base(modulus(f), src, dst, n); }
 
-namespace {
-
-// c·x mod 65537 for c < 65536 (so c·x < 2^32): lo − hi, lifted into [0, q).
-inline uint32_t mul65537(uint32_t c, uint32_t x) {
-  if (c == 65536) return x ? 65537 - x : 0;  // −1 · x
-  const uint32_t p = c * x;
-  const uint32_t r = (p & 0xFFFF) + 65537 - (p >> 16);  // in [2, 131072]
-  return r >= 65537 ? r - 65537 : r;
+void mad16_avx2(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mad16_avx2(t.split, src, dst, n);
 }
-
-}  // namespace
-
-void mad65537_scalar(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t s = mul65537(t.c, ld<uint32_t>(src, i)) + ld<uint32_t>(dst, i);
-    st<uint32_t>(dst, i, s >= 65537 ? s - 65537 : s);
-  }
+void mul16_avx2(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mul16_avx2(t.split, src, dst, n);
 }
-
-void mul65537_scalar(const Field&, const MadTable& t, const void* src, void* dst, size_t n) {
-  for (size_t i = 0; i < n; ++i) st<uint32_t>(dst, i, mul65537(t.c, ld<uint32_t>(src, i)));
+void madp_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::madp_avx2(modulus(f), prime_of(t), src, dst, n);
 }
-
-void xor_scalar(const Field& f, const void* src, void* dst, size_t n) {
-  const size_t bytes = n * f.elem_bytes();
-  const auto* s = static_cast<const unsigned char*>(src);
-  auto* d = static_cast<unsigned char*>(dst);
-  size_t i = 0;
-  for (; i + 8 <= bytes; i += 8) st<uint64_t>(d + i, 0, ld<uint64_t>(d + i, 0) ^ ld<uint64_t>(s + i, 0));
-  for (; i < bytes; ++i) d[i] ^= s[i];
+void mulp_avx2(const Field& f, const MadTable& t, const void* src, void* dst, size_t n) {
+  collplan_gf::mulp_avx2(modulus(f), prime_of(t), src, dst, n);
 }
-
-void addp_scalar(const Field& f, const void* src, void* dst, size_t n) {
-  const uint32_t q = static_cast<uint32_t>(f.size());
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t s = ld<uint32_t>(src, i) + ld<uint32_t>(dst, i);
-    st<uint32_t>(dst, i, s >= q ? s - q : s);
-  }
-}
+void xor_avx2(const Field& f, const void* src, void* dst, size_t n) { collplan_gf::xor_avx2(src, dst, n * f.elem_bytes()); }
+void addp_avx2(const Field& f, const void* src, void* dst, size_t n) { collplan_gf::addp_avx2(modulus(f), src, dst, n); }
 
 }  // namespace detail
 
@@ -461,7 +536,7 @@ MadTable prepare_mad(const Field& f, Elem c) {
   t.c = c;
   if (is_gf65536(f)) {
     t.log_c = c ? f.log_table()[c] : 0;
-    fill_split16(t, c);
+    collplan_gf::split_tables(c, 16, f.poly(), t.split);
     detail::gfni16_matrices(static_cast<uint16_t>(c), f.poly(), t.gfni16);
   } else {
     t.shoup = (static_cast<uint64_t>(c) << 32) / f.size();

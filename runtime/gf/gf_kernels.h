@@ -12,10 +12,12 @@
 //              it is what the fast version is tested against;
 //   name       the dispatched fast version (kernel_name(f) says which).
 //
-// Fast paths (the dispatcher picks the first the CPU supports):
+// Fast paths (the dispatcher picks the first the CPU supports) are the GF
+// kernel library's (runtime/embedded/collplan_gf*.h, which emitted code
+// compiles too), except ISA-L and the GF(2^16) log/exp path:
 //   gf256      GFNI: multiplication by c as one GF2P8AFFINEQB bit-matrix
 //              product per 64 bytes (AVX-512BW) or 32 bytes (AVX2), any
-//              polynomial (gf_gfni.cpp); dot() sums each 64-byte block of
+//              polynomial (collplan_gf_gfni.h); dot() sums each 64-byte block of
 //              an output over all sources in a register (AVX-512 only).
 //              Otherwise ISA-L (libisal >= 2.30). Requirements of the ISA-L entry points
 //              and how they are met here:
@@ -52,7 +54,7 @@
 //              vectors on regions above 8 KiB),
 //              out_lo = M_ll*lo ^ M_lh*hi and out_hi = M_hl*lo ^ M_hh*hi
 //              (four GF2P8AFFINEQB), then PUNPCK{L,H}BW restores the element
-//              order (gf_gfni.cpp). dot() sums each block of an output over
+//              order (collplan_gf_gfni.h). dot() sums each block of an output over
 //              all sources in that de-interleaved form and re-interleaves it
 //              once. Tails: masked loads/stores (AVX-512), scalar (AVX2).
 //              Otherwise AVX2 split tables -- c*x = XOR over the four nibbles
@@ -68,7 +70,7 @@
 //              at the end; q = 2^31 - 1: the same sums folded every 4
 //              terms by (v & q) + (v >> 31) (2^31 = 1), no multiplies;
 //              other q from 2^30: Shoup per term with the sum of each
-//              output tile kept in registers (gf_avx2.cpp).
+//              output tile kept in registers (collplan_gf_avx2.h).
 //   prime:65537  2^16 = -1: c*x = hi*2^16 + lo = lo - hi, no multiply for the
 //              reduction (c = 65536 = -1 is a negation). dot() sums the low
 //              and the high halves in separate 32-bit lanes, combining and
@@ -108,10 +110,10 @@ void add_base(const Field& f, const void* src, void* dst, size_t n);
 // version builds a 32*k*m-byte table for gf256 (k*m prepared constants
 // otherwise; for gf65536 on GFNI CPUs only their bit matrices) on every call; it lives on the stack up to k*m <= 64 and is
 // heap-allocated above that -- use prepare_dot/dot_prepared in hot loops.
-// The GFNI dots (gf256 with AVX-512, gf65536) keep each output block in
-// registers over all k sources; the other non-ISA-L paths work in 8 KiB
-// blocks so that each output block stays in L1 while the k sources are
-// folded into it.
+// The vector dots (gf256 with GFNI + AVX-512, gf65536 with GFNI or AVX2,
+// prime fields with AVX2) keep each output block in registers over all k
+// sources; the scalar paths work in 8 KiB blocks so that each output block
+// stays in L1 while the k sources are folded into it.
 void dot(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* const* src, void* const* dst,
          size_t n);
 void dot_base(const Field& f, size_t k, size_t m, const Elem* coeffs, const void* const* src, void* const* dst,

@@ -284,7 +284,7 @@ TEST_CASE("gf65536 GFNI matrices: every bit against Field::mul, and a wrong one 
   }
 }
 
-TEST_CASE("gf65536 dot: every GFNI width against the reference", "[gf]") {
+TEST_CASE("gf65536 dot: every GFNI width and the AVX2 split tables against the reference", "[gf]") {
   const Field f = Field::gf65536();
   using Dot = std::function<void(size_t, size_t, const gf::MadTable*, const void* const*, void* const*, size_t)>;
   std::vector<std::pair<std::string, Dot>> paths;
@@ -294,7 +294,10 @@ TEST_CASE("gf65536 dot: every GFNI width against the reference", "[gf]") {
   if (gf::detail::cpu_has_gfni())
     paths.push_back({"gfni-avx2", [&f](size_t k, size_t m, const gf::MadTable* co, const void* const* s,
                                        void* const* d, size_t n) { gf::detail::dot16_gfni(f, k, m, co, s, d, n); }});
-  if (paths.empty()) SUCCEED("no GFNI on this CPU");
+  if (gf::detail::cpu_has_avx2())
+    paths.push_back({"avx2-split-table", [](size_t k, size_t m, const gf::MadTable* co, const void* const* s,
+                                            void* const* d, size_t n) { gf::detail::dot16_avx2(k, m, co, s, d, n); }});
+  if (paths.empty()) SUCCEED("no GFNI or AVX2 on this CPU");
   std::mt19937_64 rng(1616);
   for (const auto& [name, dot] : paths)
     for (size_t k : {1u, 2u, 3u, 8u})
