@@ -984,28 +984,21 @@ inline int comm_size(MPI_Comm comm) {
   return comm != MPI_COMM_NULL && PMPI_Comm_size(comm, &K) == MPI_SUCCESS ? K : 0;
 }
 
-// Hot::Classes of a span of the table (nullptr: no row for the K).
+// Hot::Classes of a span of the table (nullptr: no row for the K). The
+// span's ranges are in increasing order and adjacent ones with the same
+// reason are already merged (PlanTable::index), so a class goes to MPI with
+// a reason exactly when one range holds it whole.
 Hot::Classes size_classes(const PlanTable::Span* sp, const PlanTable& table) {
   Hot::Classes c;
   if (!sp || !sp->rows) {
     c.none = ~0ull;
     return c;
   }
-  // The ranges in order of lo, adjacent ones with the same reason merged:
-  // a class lies in one merged range or is cut by an end.
-  std::vector<PlanTable::ToMpi> r(table.to_mpi.begin() + sp->first, table.to_mpi.begin() + sp->first + sp->count);
-  std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
-  std::vector<PlanTable::ToMpi> merged;
-  for (const PlanTable::ToMpi& x : r) {
-    if (!merged.empty() && merged.back().why == x.why && merged.back().hi != UINT64_MAX && merged.back().hi + 1 >= x.lo)
-      merged.back().hi = std::max(merged.back().hi, x.hi);
-    else
-      merged.push_back(x);
-  }
+  const PlanTable::ToMpi* r = table.to_mpi.data() + sp->first;
   for (unsigned k = 0; k < 64; ++k) {
     const uint64_t lo = uint64_t{1} << k, hi = k == 63 ? UINT64_MAX : (uint64_t{1} << (k + 1)) - 1;
-    for (const PlanTable::ToMpi& x : merged)
-      if (x.lo <= lo && hi <= x.hi) (x.why == kWhyNoRow ? c.none : c.mpi) |= uint64_t{1} << k;
+    for (const PlanTable::ToMpi* x = r; x != r + sp->count; ++x)
+      if (x->lo <= lo && hi <= x->hi) (x->why == kWhyNoRow ? c.none : c.mpi) |= uint64_t{1} << k;
   }
   return c;
 }
