@@ -37,9 +37,8 @@ bool cpu_has_avx2();
 bool cpu_has_gfni();     // GFNI and AVX2
 bool cpu_has_gfni512();  // GFNI and AVX-512BW
 
-// GF(2^8) with GFNI (collplan_gf_gfni.h): the 8x8 bit matrix of multiplication by c
-// modulo `poly`, in GF2P8AFFINEQB's layout; kernels take it from t.gfni.
-uint64_t gfni_matrix(uint8_t c, uint32_t poly);
+// GF(2^8) with GFNI (collplan_gf_gfni.h): kernels take the 8x8 bit matrix
+// of multiplication by c (collplan_gf::gfni8) from t.gfni.
 void mad8_gfni(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
 void mul8_gfni(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);
 void mad8_gfni512(const Field& f, const MadTable& t, const void* src, void* dst, size_t n);

@@ -366,7 +366,6 @@ struct Primes {
 };
 }  // namespace
 
-uint64_t gfni_matrix(uint8_t c, uint32_t poly) { return collplan_gf::gfni8(c, poly); }
 
 void gfni16_matrices(uint16_t c, uint32_t poly, uint64_t out[4]) {
   if (poly != 0x1100B) {
