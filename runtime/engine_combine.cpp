@@ -3,19 +3,12 @@
 // independent combinations over shared sources folded into one dot call.
 #include <algorithm>
 
+#include "ir/fuse.h"
 #include "runtime/engine_internal.h"
 
 namespace collplan::rt {
 
 namespace {
-
-bool all_ones(std::span<const ir::Term> terms) {
-  return std::all_of(terms.begin(), terms.end(), [](const ir::Term& t) { return t.coeff == 1; });
-}
-
-// Worth a dot call: two or more terms, not a plain sum (a sum is cheaper as
-// copy + adds, which need no tables).
-bool dot_worthy(std::span<const ir::Term> nz) { return nz.size() >= 2 && !all_ones(nz); }
 
 bool same_sources(std::span<const ir::Term> a, std::span<const ir::Term> b) {
   return a.size() == b.size() &&
@@ -24,11 +17,6 @@ bool same_sources(std::span<const ir::Term> a, std::span<const ir::Term> b) {
 
 bool reads_slot(std::span<const ir::Term> terms, uint32_t s) {
   return std::any_of(terms.begin(), terms.end(), [&](const ir::Term& t) { return t.slot == s; });
-}
-
-void distinct_slots(std::span<const ir::Term> terms, std::vector<uint32_t>& out) {
-  for (const ir::Term& t : terms)
-    if (std::find(out.begin(), out.end(), t.slot) == out.end()) out.push_back(t.slot);
 }
 
 }  // namespace
@@ -102,7 +90,7 @@ void Engine::Impl::emit_accumulate(std::span<const ir::Term> nz, size_t from, ui
 void Engine::Impl::emit_direct(std::span<const ir::Term> nz, uint32_t target, Code copy_code) {
   if (nz.empty()) {
     emit(Code::zero, 0, target);
-  } else if (opt.use_dot && dot_worthy(nz)) {
+  } else if (opt.use_dot && ir::dot_worthy(nz)) {
     std::vector<uint32_t> src;
     std::vector<Elem> co;
     for (const ir::Term& t : nz) {
@@ -129,7 +117,7 @@ void Engine::Impl::emit_payloads(const std::vector<std::pair<const ir::Combo*, u
   std::vector<std::pair<const ir::Terms*, std::vector<std::pair<uint32_t, std::vector<Elem>>>>> groups;
   for (const auto& [c, target] : elems) {
     const auto nz = nonzero(c->terms);
-    if (!opt.use_dot || !dot_worthy(nz)) {
+    if (!opt.use_dot || !ir::dot_worthy(nz)) {
       emit_direct(nz, target);
       continue;
     }
@@ -150,57 +138,25 @@ void Engine::Impl::emit_payloads(const std::vector<std::pair<const ir::Combo*, u
 }
 
 // A pending run of consecutive dot-candidate ops becomes one dot call over
-// the union of their sources (the shoot initialisation of prepare-and-shoot
-// is such a run), so each source row is read once for all of them instead of
-// once per op. Rows get coefficient 0 for union sources they do not use; a
-// run is extended only while that padding stays below a third of the
-// coefficients. The ops are independent (no dst is a source or another
-// dst of the run), which is what makes computing them together exact.
+// the union of their sources (ir/fuse.h: which ops may run together, and
+// why that is exact), so each source row is read once for all of them
+// instead of once per op.
 void Engine::Impl::flush_op_group(std::vector<const ir::Op*>& group) {
   if (group.empty()) return;
-  std::vector<uint32_t> src;
-  for (const ir::Op* o : group) distinct_slots(o->terms, src);
+  const ir::FusedRun run = ir::fuse(group, field);
   std::vector<std::pair<uint32_t, std::vector<Elem>>> rows;
-  for (const ir::Op* o : group) {
-    std::vector<Elem> co(src.size(), 0);
-    for (const ir::Term& t : o->terms) {
-      Elem& c = co[std::find(src.begin(), src.end(), t.slot) - src.begin()];
-      c = field.add(c, t.coeff);  // a slot named twice: its coefficients add
-    }
-    rows.emplace_back(o->dst, std::move(co));
-  }
-  emit_dot(src, rows);
+  const size_t k = run.sources.size();
+  for (size_t j = 0; j < group.size(); ++j)
+    rows.emplace_back(group[j]->dst, std::vector<Elem>(run.coeffs.begin() + j * k, run.coeffs.begin() + (j + 1) * k));
+  emit_dot(run.sources, rows);
   group.clear();
-}
-
-bool Engine::Impl::joins_group(const std::vector<const ir::Op*>& group, const ir::Op& op) const {
-  if (group.empty()) return false;
-  std::vector<uint32_t> src, mine;
-  size_t used = 0;  // coefficients the ops really have (distinct slots per op)
-  for (const ir::Op* g : group) {
-    if (g->dst == op.dst || reads_slot(op.terms, g->dst)) return false;
-    std::vector<uint32_t> d;
-    distinct_slots(g->terms, d);
-    used += d.size();
-    distinct_slots(g->terms, src);
-  }
-  if (std::find(src.begin(), src.end(), op.dst) != src.end()) return false;
-  distinct_slots(op.terms, mine);
-  used += mine.size();
-  distinct_slots(op.terms, src);
-  // A union wider than one dot call needs the dot scratch rows, which the
-  // arena has only if some single combination is that wide.
-  size_t widest = op.terms.size();
-  for (const ir::Op* g : group) widest = std::max(widest, g->terms.size());
-  if (src.size() > std::max(kDotMaxSources, widest)) return false;
-  return 2 * src.size() * (group.size() + 1) <= 3 * used;
 }
 
 void Engine::Impl::emit_op(const ir::Op& op, std::vector<const ir::Op*>& group) {
   std::vector<ir::Term> nz = nonzero(op.terms);
-  const bool groupable = opt.use_dot && dot_worthy(nz) && !reads_slot(op.terms, op.dst);
+  const bool groupable = opt.use_dot && ir::dot_worthy(nz) && !reads_slot(op.terms, op.dst);
   if (groupable) {
-    if (!joins_group(group, op)) flush_op_group(group);
+    if (!ir::joins_fused_run(group, op, kDotMaxSources)) flush_op_group(group);
     group.push_back(&op);
     return;
   }

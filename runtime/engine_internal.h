@@ -209,7 +209,6 @@ struct Engine::Impl {
   void emit_ops(std::span<const ir::Op> ops);
   void emit_op(const ir::Op& op, std::vector<const ir::Op*>& group);
   void flush_op_group(std::vector<const ir::Op*>& group);
-  bool joins_group(const std::vector<const ir::Op*>& group, const ir::Op& op) const;
 
   // engine_lower.cpp
   void compile(const ir::Program& prog);

@@ -27,8 +27,9 @@ using E = Field::elem;
 constexpr uint32_t kRank = 0;
 constexpr uint32_t kNumSlots = 3;
 // The terms of every combination the code below evaluates, in order of use:
-// combination i reads kSlot[o..o+n) with coefficients kCoef[o..o+n)
-// (prepared: kPrep.c[o..o+n)).
+// a combination of n sources reads rows kSlot[a..a+n) with coefficients
+// kCoef[b..b+n) (prepared: kPrep.c[b..b+n)); m combinations fused into one
+// set_rows call read an m x n coefficient matrix, row by row, from kPrep.c[b].
 constexpr uint8_t kSlot[] = {0, 1};
 constexpr E kCoef[] = {1, 3};
 // The coefficients prepared at compile time for the kernel this file is built with.

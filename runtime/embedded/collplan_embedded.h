@@ -17,8 +17,9 @@
 //   * Rank<F>, the context the emitted per-rank functions drive: it lays out
 //     the caller's workspace (slot rows, then staging rows) and evaluates the
 //     combinations the emitted code names by offsets into its constant
-//     tables, each in one pass over its destination (or through the
-//     application's kernel hook, set_kernel_hook<F>()).
+//     tables, each in one pass over its destination (a fused run of them,
+//     set_rows, in one pass over all its destinations), or through the
+//     application's kernel hook, set_kernel_hook<F>().
 //
 // ─── The Channel contract ───────────────────────────────────────────────────
 //
@@ -172,6 +173,19 @@ class Rank {
     }
     combine(dst, slots, co, n, false);
   }
+  // dst[j] := Σ_i co[j·k + i].c·row(slots[i]), j < m: m combinations over
+  // the same k sources (a row-major m×k coefficient matrix, zeros where a
+  // combination does not read a source), each block of every source read
+  // once for all of them. No dst[j] is a source. Through the kernel hook,
+  // which takes one combination at a time, it is m calls.
+  template <class S>
+  void set_rows(elem* const* dst, uint32_t m, const S* slots, const Coef* co, uint32_t k) {
+    if (kernel_hook<F>.fn != nullptr) {
+      for (uint32_t j = 0; j < m; ++j) combine_rows(&dst[j], 1, slots, co + static_cast<size_t>(j) * k, k, k, false);
+      return;
+    }
+    combine_rows(dst, m, slots, co, k, k, false);
+  }
   // dst += Σ_i co[i].c·row(slots[i]).
   template <class S>
   void acc(elem* dst, const S* slots, const Coef* co, uint32_t n) {
@@ -257,8 +271,16 @@ class Rank {
   static constexpr uint32_t kChunk = 32;
   template <class S>
   void combine(elem* dst, const S* slots, const Coef* co, uint32_t n, bool accumulate) {
+    combine_rows(&dst, 1, slots, co, n, n, accumulate);
+  }
+  // dst[j] (+)= Σ_i co[j·stride + i].c·row(slots[i]), i < n, j < m; the
+  // hook only for m = 1.
+  template <class S>
+  void combine_rows(elem* const* dst, uint32_t m, const S* slots, const Coef* co, uint32_t stride, uint32_t n,
+                    bool accumulate) {
     if (n == 0) {
-      if (!accumulate) memset(dst, 0, row_bytes());
+      if (!accumulate)
+        for (uint32_t j = 0; j < m; ++j) memset(dst[j], 0, row_bytes());
       return;
     }
     const elem* src[kChunk];
@@ -267,12 +289,12 @@ class Rank {
       const uint32_t c = n - o < kChunk ? n - o : kChunk;
       for (uint32_t i = 0; i < c; ++i) src[i] = row(slots[o + i]);
       const bool add = accumulate || o > 0;
-      if (hook.fn != nullptr) {
+      if (m == 1 && hook.fn != nullptr) {
         elem coef[kChunk];
         for (uint32_t i = 0; i < c; ++i) coef[i] = co[o + i].c;
-        if (hook.fn(hook.ctx, dst, src, coef, c, len_, add)) continue;
+        if (hook.fn(hook.ctx, dst[0], src, coef, c, len_, add)) continue;
       }
-      F::dot(dst, src, co + o, c, len_, add);
+      F::dot_rows(dst, m, src, co + o, stride, c, len_, add);
     }
   }
 

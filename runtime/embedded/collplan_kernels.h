@@ -22,6 +22,11 @@
 //                           that it may be one (the same pointer) when k = 1
 //                           or F::dot_in_place(); k = 0 zeroes dst (or
 //                           leaves it when accumulating).
+//   F::dot_rows(dst, m, src, co, stride, k, n, accumulate)
+//                           m outputs over the same k sources in one pass:
+//                           dst[j][i] (+)= Σ_{s<k} co[j·stride + s].c ·
+//                           src[s][i]; no dst[j] may be a source (unless
+//                           m = 1, as dot())
 //   F::add, F::mul, F::mad  single-term region forms (tests, applications)
 //
 // ─── Kernel selection ───────────────────────────────────────────────────────
@@ -147,57 +152,67 @@ struct Gf2m {
 
   // dst (+)= Σ co[s].c · src[s]; see the contract at the top.
   static void dot(elem* dst, const elem* const* src, const Coef* co, uint32_t k, size_t n, bool accumulate) {
+    dot_rows(&dst, 1, src, co, k, k, n, accumulate);
+  }
+
+  // dst[j] (+)= Σ_{s<k} co[j·stride + s].c · src[s], j < m: m outputs over
+  // the same sources in one pass (each block of the sources read once for
+  // all m); see the contract at the top (no dst[j] may be a source unless
+  // m = 1 and dot() would allow it).
+  static void dot_rows(elem* const* dst, uint32_t m, const elem* const* src, const Coef* co, uint32_t stride, uint32_t k,
+                       size_t n, bool accumulate) {
     if (k == 0) {
-      if (!accumulate) memset(dst, 0, n * sizeof(elem));
+      if (!accumulate)
+        for (uint32_t j = 0; j < m; ++j) memset(dst[j], 0, n * sizeof(elem));
       return;
     }
-    void* d[1] = {dst};
+    void* const* d = reinterpret_cast<void* const*>(dst);
     const void* const* s = reinterpret_cast<const void* const*>(src);
 #if COLLPLAN_EMBEDDED_COEF_GFNI
-    const auto mat = [co](size_t, size_t i) {
+    const auto mat = [co, stride](size_t j, size_t i) {
       if constexpr (M == 8)
-        return co[i].a[0];
+        return co[j * stride + i].a[0];
       else
-        return static_cast<const uint64_t*>(co[i].a);
+        return static_cast<const uint64_t*>(co[j * stride + i].a);
     };
 #endif
 #if COLLPLAN_EMBEDDED_COEF_SPLIT
-    const auto split = [co](size_t, size_t i) -> const uint8_t(*)[16] { return co[i].split; };
+    const auto split = [co, stride](size_t j, size_t i) -> const uint8_t(*)[16] { return co[j * stride + i].split; };
 #endif
 #if COLLPLAN_GF_HAS_GFNI512
     if (collplan_gf::x86_level() >= 4) {
       if constexpr (M == 8)
-        collplan_gf::dot8_gfni512(k, 1, mat, s, d, n, accumulate);
+        collplan_gf::dot8_gfni512(k, m, mat, s, d, n, accumulate);
       else
-        collplan_gf::dot16_gfni512(k, 1, mat, s, d, n, accumulate);
+        collplan_gf::dot16_gfni512(k, m, mat, s, d, n, accumulate);
       return;
     }
 #endif
 #if COLLPLAN_GF_HAS_GFNI256
     if (collplan_gf::x86_level() >= 3) {
       if constexpr (M == 8)
-        collplan_gf::dot8_gfni(k, 1, mat, s, d, n, accumulate);
+        collplan_gf::dot8_gfni(k, m, mat, s, d, n, accumulate);
       else
-        collplan_gf::dot16_gfni(k, 1, mat, s, d, n, accumulate);
+        collplan_gf::dot16_gfni(k, m, mat, s, d, n, accumulate);
       return;
     }
 #endif
 #if COLLPLAN_GF_HAS_SPLIT_X86
     if (collplan_gf::x86_level() >= 2) {
       if constexpr (M == 8)
-        collplan_gf::dot8_avx2(k, 1, split, s, d, n, accumulate);
+        collplan_gf::dot8_avx2(k, m, split, s, d, n, accumulate);
       else
-        collplan_gf::dot16_avx2(k, 1, split, s, d, n, accumulate);
+        collplan_gf::dot16_avx2(k, m, split, s, d, n, accumulate);
       return;
     }
 #endif
 #if COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_NEON
     if constexpr (M == 8)
-      collplan_gf::dot8_neon(k, 1, split, s, d, n, accumulate);
+      collplan_gf::dot8_neon(k, m, split, s, d, n, accumulate);
     else
-      collplan_gf::dot16_neon(k, 1, split, s, d, n, accumulate);
+      collplan_gf::dot16_neon(k, m, split, s, d, n, accumulate);
 #elif COLLPLAN_GF_HAS_BASE
-    collplan_gf::dot_split_base<M>(k, 1, split, [co](size_t, size_t i) { return co[i].c == 1; }, s, d, n, accumulate);
+    collplan_gf::dot_split_base<M>(k, m, split, [co, stride](size_t j, size_t i) { return co[j * stride + i].c == 1; }, s, d, n, accumulate);
 #endif
   }
 
@@ -238,20 +253,26 @@ struct Prime {
   static constexpr Coef prepare(elem c) { return collplan_gf::prime_coef(c, Q); }
 
   static void dot(elem* dst, const elem* const* src, const Coef* co, uint32_t k, size_t n, bool accumulate) {
+    dot_rows(&dst, 1, src, co, k, k, n, accumulate);
+  }
+  // As Gf2m::dot_rows.
+  static void dot_rows(elem* const* dst, uint32_t m, const elem* const* src, const Coef* co, uint32_t stride, uint32_t k,
+                       size_t n, bool accumulate) {
     if (k == 0) {
-      if (!accumulate) memset(dst, 0, n * sizeof(elem));
+      if (!accumulate)
+        for (uint32_t j = 0; j < m; ++j) memset(dst[j], 0, n * sizeof(elem));
       return;
     }
-    void* d[1] = {dst};
+    void* const* d = reinterpret_cast<void* const*>(dst);
     const void* const* s = reinterpret_cast<const void* const*>(src);
 #if COLLPLAN_GF_HAS_AVX2
     if (collplan_gf::x86_level() >= 2) {
-      collplan_gf::dot_prime_avx2(Q, k, 1, [co](size_t, size_t i) { return co[i]; }, s, d, n, accumulate);
+      collplan_gf::dot_prime_avx2(Q, k, m, [co, stride](size_t j, size_t i) { return co[j * stride + i]; }, s, d, n, accumulate);
       return;
     }
 #endif
 #if COLLPLAN_GF_HAS_BASE || COLLPLAN_EMBEDDED_ISA == COLLPLAN_EMBEDDED_ISA_NEON
-    collplan_gf::dotp_base(Q, k, 1, [co](size_t, size_t i) { return co[i].c; }, s, d, n, accumulate);
+    collplan_gf::dotp_base(Q, k, m, [co, stride](size_t j, size_t i) { return co[j * stride + i].c; }, s, d, n, accumulate);
 #endif
   }
 

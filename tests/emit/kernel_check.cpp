@@ -3,7 +3,8 @@
 // -march flags, a cross compiler), against shift-and-add GF(2^m) products
 // and 64-bit prime-field sums: dot() with and without accumulation for
 // region lengths around every vector width and source counts around the
-// tail's chunk, with coefficients 0, 1 and random ones; mul() in place and
+// tail's chunk, with coefficients 0, 1 and random ones; dot_rows() over three
+// outputs with a padded coefficient matrix; mul() in place and
 // out of place; add() and mad(). Prints the path and the number of
 // mismatching cases; exit 0 when there are none.
 #include <stdio.h>
@@ -52,6 +53,31 @@ int check(const char* name, uint64_t q, uint32_t m, uint32_t poly, size_t n, uin
     for (auto& e : d) e = static_cast<E>(rnd(seed) % q);  // overwritten, whatever it held
   F::dot(d.data(), ptr.data(), co.data(), k, n, accumulate);
   int bad = d != ref;
+  // dot_rows: three outputs over the same sources, their coefficients rows
+  // of a matrix with stride k + 1 (the padding column is never read), row 0
+  // the coefficients above (0, 1 and q - 1 among them).
+  {
+    constexpr uint32_t kRows = 3;
+    const uint32_t stride = k + 1;
+    std::vector<typename F::Coef> mco(kRows * stride, F::prepare(static_cast<E>(rnd(seed) % q)));
+    std::vector<std::vector<E>> rows(kRows, std::vector<E>(n)), rref(kRows, std::vector<E>(n));
+    std::vector<E*> dptr(kRows);
+    for (uint32_t j = 0; j < kRows; ++j) {
+      for (size_t i = 0; i < n; ++i) {
+        rows[j][i] = static_cast<E>(rnd(seed) % q);
+        rref[j][i] = accumulate ? rows[j][i] : E(0);
+      }
+      for (uint32_t s = 0; s < k; ++s) {
+        const E cs = j == 0 ? c[s] : static_cast<E>(rnd(seed) % q);
+        mco[j * stride + s] = F::prepare(cs);
+        for (size_t i = 0; i < n; ++i)
+          rref[j][i] = static_cast<E>(add_ref(rref[j][i], mul_ref(cs, src[s][i], m, poly, q), m, q));
+      }
+      dptr[j] = rows[j].data();
+    }
+    F::dot_rows(dptr.data(), kRows, ptr.data(), mco.data(), stride, k, n, accumulate);
+    for (uint32_t j = 0; j < kRows; ++j) bad += rows[j] != rref[j];
+  }
   // The single-term forms, on the first source and a coefficient.
   if (k > 0) {
     const E cc = c[0];
