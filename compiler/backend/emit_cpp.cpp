@@ -99,6 +99,22 @@ std::optional<ir::SlotId> consecutive_units(std::span<const ir::Combo> payload) 
   return payload[0].terms[0].slot;
 }
 
+// The slots of a payload whose every combination is exactly 1·slot.
+std::optional<std::vector<ir::SlotId>> plain_slots(std::span<const ir::Combo> payload) {
+  std::vector<ir::SlotId> v;
+  for (const auto& c : payload) {
+    if (c.terms.size() != 1 || c.terms[0].coeff != 1) return std::nullopt;
+    v.push_back(c.terms[0].slot);
+  }
+  return v;
+}
+
+std::string rows_list(std::span<const ir::SlotId> slots) {
+  std::string s;
+  for (size_t i = 0; i < slots.size(); ++i) s += fmt::format("{}r.row({})", i ? ", " : "", slots[i]);
+  return s;
+}
+
 std::optional<ir::SlotId> consecutive(std::span<const ir::SlotId> into) {
   if (into.empty()) return std::nullopt;
   for (size_t i = 0; i < into.size(); ++i)
@@ -221,24 +237,38 @@ class RankEmitter {
 
   std::string step_function(const ir::Step& st) {
     std::string code;
-    bool uses_res = !st.sends.empty() || !st.recvs.empty(), uses_r = uses_res, uses_b = false, uses_v = false;
+    bool uses_res = !st.sends.empty() || !st.recvs.empty(), uses_r = uses_res, uses_b = false;
     bool ref_sends = false;
     for (const auto& snd : st.sends) {
       std::string payload;
       for (size_t i = 0; i < snd.payload.size(); ++i) payload += (i ? ", " : "") + combo_text(snd.payload[i].terms);
       comment(code, fmt::format("send port {} -> {} [{}]", snd.port, snd.to, payload));
       const auto m = snd.payload.size();
-      if (const auto base = consecutive_units(snd.payload)) {
-        // By reference when the rows stay unchanged until sends_done: λ = 1
-        // (the message is taken in this step) and no receive of the step
-        // writes them.
-        bool by_ref = plan_.spec.lambda == 1;
+      // By reference when the rows stay unchanged until sends_done: λ = 1
+      // (the message is taken in this step) and no receive of the step
+      // writes them.
+      const auto by_ref = [&](std::span<const ir::SlotId> rows) {
+        bool ok = plan_.spec.lambda == 1;
         for (const auto& rcv : st.recvs)
-          for (ir::SlotId x : rcv.into)
-            if (x >= *base && x < *base + m) by_ref = false;
-        ref_sends |= by_ref;
-        code += fmt::format("  if (!r.{}({}, {}, {}, r.row({}), {}, res)) return false;\n", by_ref ? "send_ref" : "send",
+          for (ir::SlotId x : rcv.into) ok = ok && std::find(rows.begin(), rows.end(), x) == rows.end();
+        return ok;
+      };
+      if (const auto base = consecutive_units(snd.payload)) {
+        std::vector<ir::SlotId> rows(m);
+        for (size_t i = 0; i < m; ++i) rows[i] = *base + static_cast<ir::SlotId>(i);
+        const bool ref = by_ref(rows);
+        ref_sends |= ref;
+        code += fmt::format("  if (!r.{}({}, {}, {}, r.row({}), {}, res)) return false;\n", ref ? "send_ref" : "send",
                             st.t, snd.port, snd.to, *base, m);
+        continue;
+      }
+      if (const auto rows = plain_slots(snd.payload); rows && by_ref(*rows)) {
+        // Rows that are not adjacent: gathered where they are by a channel
+        // that offers it, else copied into staging rows.
+        need_stage(m);
+        ref_sends = true;
+        code += fmt::format("  {{\n    const E* const g[] = {{{}}};\n    if (!r.send_rows_ref({}, {}, {}, g, {}, res)) return false;\n  }}\n",
+                            rows_list(*rows), st.t, snd.port, snd.to, m);
         continue;
       }
       // Computed straight into the channel's buffer when it offers one.
@@ -255,13 +285,11 @@ class RankEmitter {
         code += fmt::format("  if (!r.recv({}, {}, {}, r.row({}), {}, res)) return false;\n", st.t, rcv.port, rcv.from, *base, m);
         continue;
       }
-      // Rows to scattered slots: copied out of the channel's view of the
-      // message when it offers one.
+      // Rows to scattered slots: scattered by a channel that offers it, else
+      // copied out of its view of the message or of staging rows.
       need_stage(m);
-      uses_v = true;
-      code += fmt::format("  if (!(v = r.recv_view({}, {}, {}, {}, res))) return false;\n", st.t, rcv.port, rcv.from, m);
-      for (size_t i = 0; i < m; ++i) code += fmt::format("  r.copy(r.row({}), r.at(v, {}));\n", rcv.into[i], i);
-      code += fmt::format("  r.recv_done({}, {}, v);\n", rcv.port, rcv.from);
+      code += fmt::format("  {{\n    E* const d[] = {{{}}};\n    if (!r.recv_rows({}, {}, {}, d, {}, res)) return false;\n  }}\n",
+                          rows_list(rcv.into), st.t, rcv.port, rcv.from, m);
     }
     // Slots sent by reference may be written again only once the receivers
     // have them.
@@ -297,7 +325,6 @@ class RankEmitter {
     code += fused(run);
     std::string decl;
     if (uses_b) decl += "  E* b;\n";
-    if (uses_v) decl += "  const E* v;\n";
     return fmt::format("bool step_{}(R&{}, Result*{}) {{\n{}{}  return true;\n}}\n\n", st.t, uses_r ? " r" : "",
                        uses_res ? " res" : "", decl, code);
   }

@@ -64,6 +64,15 @@
 //     a step's receives, before its ops write any slot; a slot a send_ref
 //     reads is never written by a receive of the same step. The defaults
 //     copy (send) and return true at once.
+//   bool rows_offered()
+//     true if the channel offers the two gathered forms below; the emitted
+//     code then moves a message whose rows are not adjacent where they are:
+//   bool send_rows_ref(port, peer, rows, count, row_bytes)
+//     send_ref's contract for the message made of `count` rows of
+//     `row_bytes` bytes at rows[0], rows[1], ... in that order (the array
+//     itself need not outlive the call); used under send_ref's conditions
+//   bool recv_rows(port, peer, rows, count, row_bytes)
+//     recv's contract, row i of the message copied to rows[i]
 // With these, a message is copied once, from the sender's memory to the
 // receiver's, instead of three times (staging row, channel copy, receive
 // copy).
@@ -116,6 +125,15 @@ class Channel {
     return send(port, peer, data, bytes);
   }
   virtual bool sends_done() { return true; }
+  virtual bool rows_offered() const { return false; }
+  virtual bool send_rows_ref(uint32_t /*port*/, uint32_t /*peer*/, const void* const* /*rows*/, uint32_t /*count*/,
+                             size_t /*row_bytes*/) {
+    return false;
+  }
+  virtual bool recv_rows(uint32_t /*port*/, uint32_t /*peer*/, void* const* /*rows*/, uint32_t /*count*/,
+                         size_t /*row_bytes*/) {
+    return false;
+  }
 
  protected:
   Channel() = default;
@@ -222,6 +240,33 @@ class Rank {
     if (ch_.send_ref(port, peer, src, rows * row_bytes())) return true;
     *res = Result{Error::send_failed, step, peer, port};
     return false;
+  }
+  // Rows that are not adjacent (a payload of plain slots), by reference
+  // under send_ref's conditions: gathered by the channel when it offers
+  // that, else copied into send_begin's rows and sent.
+  bool send_rows_ref(uint32_t step, uint32_t port, uint32_t peer, const elem* const* src, uint32_t rows, Result* res) {
+    if (ch_.rows_offered()) {
+      if (ch_.send_rows_ref(port, peer, reinterpret_cast<const void* const*>(src), rows, row_bytes())) return true;
+      *res = Result{Error::send_failed, step, peer, port};
+      return false;
+    }
+    elem* b = send_begin(port, peer, rows);
+    for (uint32_t i = 0; i < rows; ++i) copy(at(b, i), src[i]);
+    return send_end(step, port, peer, b, rows, res);
+  }
+  // A message into rows that are not adjacent: scattered by the channel
+  // when it offers that, else through recv_view and copies.
+  bool recv_rows(uint32_t step, uint32_t port, uint32_t peer, elem* const* dst, uint32_t rows, Result* res) {
+    if (ch_.rows_offered()) {
+      if (ch_.recv_rows(port, peer, reinterpret_cast<void* const*>(dst), rows, row_bytes())) return true;
+      *res = Result{Error::recv_failed, step, peer, port};
+      return false;
+    }
+    const elem* v = recv_view(step, port, peer, rows, res);
+    if (v == nullptr) return false;
+    for (uint32_t i = 0; i < rows; ++i) copy(dst[i], at(v, i));
+    recv_done(port, peer, v);
+    return true;
   }
   bool sends_done(uint32_t step, Result* res) {
     if (ch_.sends_done()) return true;
