@@ -11,9 +11,12 @@
 //             "portable" plain -O2 — run in threads of one process over the
 //             in-process channel of tests/emit (tests/emit/harness.cpp,
 //             persistent threads), against the engine (runtime/engine.h) on
-//             the threads transport; vectors of 4 KiB and 64 KiB; medians of
-//             21 runs; outputs compared byte for byte (a mismatch aborts).
-//             Ratio = generated time / engine time (< 1: generated faster);
+//             the threads transport; vectors of 4 KiB and 64 KiB; 5 rounds,
+//             each running the engine, then the native build, then the
+//             portable one 5 times (so load drifts over all three alike);
+//             outputs compared byte for byte (a mismatch aborts). Ratio =
+//             generated time / engine time, the median of the rounds'
+//             ratios (< 1: generated faster);
 //   kernels   one combination of 8 sources (emitted `r.set`) by
 //             collplan_kernels.h's fused dot() built for: SCALAR forced,
 //             plain -O2 (x86-dispatch) and -march=native; by the same
@@ -139,8 +142,13 @@ void build(const fs::path& dir, const std::string& name, const std::string& flag
   must(link + " -o " + (dir / ("run_" + name)).string());
 }
 
+// The replay's rounds and the runs of each side per round.
+constexpr int kRounds = 5, kRunsPerRound = 5;
+
 void replay_section(const fs::path& root, bool quick) {
-  std::printf("\n== replay: generated code (threads, in-process channel) vs engine (threads transport), medians of 21\n");
+  std::printf("\n== replay: generated code (threads, in-process channel) vs engine (threads transport), %d rounds of\n"
+              "   %d runs of each side; times: medians of the rounds' medians; ratios: medians of the rounds' ratios\n",
+              kRounds, kRunsPerRound);
   std::printf("%-12s %5s %7s | %10s %10s %10s | %8s %8s\n", "field", "K", "vector", "native s", "portable s", "engine s",
               "nat/eng", "port/eng");
   for (const Field& f : {Field::gf256(), Field::gf65536(), Field::prime(65537)})
@@ -172,25 +180,36 @@ void replay_section(const fs::path& root, bool quick) {
         }
         runner.prepare(len);
         runner.run(len, ins, outs);
-        std::vector<double> tt;
-        for (int i = 0; i < 21; ++i) tt.push_back(runner.run(len, ins, outs));
-        const double eng = median(tt);
-        double gen[2] = {0, 0};
-        for (size_t b = 0; b < kBuilds.size(); ++b) {
-          const auto r = emit_test::run_cmd((dir / ("run_" + kBuilds[b].first)).string() + fmt::format(" {} ", len) +
-                                            (dir / "in.bin").string() + " " + (dir / "out.bin").string() + " 21");
-          if (r.status != 0 || std::sscanf(r.output.c_str(), "median %lf", &gen[b]) != 1) {
-            std::fprintf(stderr, "generated replay failed: %s\n", r.output.c_str());
-            std::exit(1);
-          }
-          if (emit_test::read_bytes(dir / "out.bin") != out) {
-            std::fprintf(stderr, "K = %u %s: generated code (%s) and engine disagree\n", K, f.name().c_str(),
-                         kBuilds[b].first.c_str());
-            std::exit(1);
+        // Rounds of (engine, native, portable), each a median of 5 runs, so
+        // that the machine's load drifts over all three alike; the ratios
+        // are the medians of the rounds' ratios.
+        std::vector<double> te, tg[2], rg[2];
+        for (int round = 0; round < kRounds; ++round) {
+          std::vector<double> tt;
+          for (int i = 0; i < kRunsPerRound; ++i) tt.push_back(runner.run(len, ins, outs));
+          te.push_back(median(tt));
+          for (size_t b = 0; b < kBuilds.size(); ++b) {
+            double g = 0;
+            const auto r = emit_test::run_cmd((dir / ("run_" + kBuilds[b].first)).string() + fmt::format(" {} ", len) +
+                                              (dir / "in.bin").string() + " " + (dir / "out.bin").string() +
+                                              fmt::format(" {}", kRunsPerRound));
+            if (r.status != 0 || std::sscanf(r.output.c_str(), "median %lf", &g) != 1) {
+              std::fprintf(stderr, "generated replay failed: %s\n", r.output.c_str());
+              std::exit(1);
+            }
+            if (emit_test::read_bytes(dir / "out.bin") != out) {
+              std::fprintf(stderr, "K = %u %s: generated code (%s) and engine disagree\n", K, f.name().c_str(),
+                           kBuilds[b].first.c_str());
+              std::exit(1);
+            }
+            tg[b].push_back(g);
+            rg[b].push_back(g / te.back());
           }
         }
+        const double eng = median(te), gen[2] = {median(tg[0]), median(tg[1])};
+        const double ratio[2] = {median(rg[0]), median(rg[1])};
         std::printf("%-12s %5u %4zu KiB | %10.6f %10.6f %10.6f | %8.2f %8.2f\n", f.name().c_str(), K, bytes / 1024,
-                    gen[0], gen[1], eng, gen[0] / eng, gen[1] / eng);
+                    gen[0], gen[1], eng, ratio[0], ratio[1]);
         std::fflush(stdout);
       }
       fs::remove_all(dir);
