@@ -14,8 +14,8 @@ ReqId Engine::Impl::Lowering::take_id() {
 
 void Engine::Impl::compile(const ir::Program& prog) {
   num_slots = prog.num_slots;
-  inputs = prog.inputs;
-  outputs = prog.outputs;
+  inputs.assign(prog.inputs.begin(), prog.inputs.end());
+  outputs.assign(prog.outputs.begin(), prog.outputs.end());
 
   Lowering lw = collect_messages(prog);
   sends.resize(lw.sends.size());

@@ -183,8 +183,8 @@ struct OpProgram::Impl {
     num_slots = prog.num_slots;
     area_rows.assign(num_slots, 1);
     scratch_area = new_area(1);
-    inputs = prog.inputs;
-    outputs = prog.outputs;
+    inputs.assign(prog.inputs.begin(), prog.inputs.end());
+    outputs.assign(prog.outputs.begin(), prog.outputs.end());
     find_no_value(prog);
 
     // Steps whose end-of-step code (landings, ops) writes each slot, for the

@@ -32,7 +32,7 @@ ir::Program pipelined_reduce_rank(const ir::Plan& ctx, uint32_t r) {
   Program prog;
   prog.rank = r;
   for (uint32_t i = 0; i < n; ++i) prog.inputs.push_back(prog.new_slot());
-  std::vector<SlotId> acc = prog.inputs;
+  std::vector<SlotId> acc(prog.inputs.begin(), prog.inputs.end());
   for (uint32_t k = 0; k < n; ++k) {
     const auto at = static_cast<StepNo>(k + up);
     std::vector<Term> terms{Term{acc[k], 1}};

@@ -40,7 +40,7 @@ ir::Program postal_broadcast_rank(const ir::Plan& ctx, const std::vector<uint64_
   uint32_t reached = 0;  // the step x holds the blocks after
   if (x == 0) {
     for (uint32_t b = 0; b < n; ++b) prog.inputs.push_back(prog.new_slot());
-    held = prog.inputs;
+    held.assign(prog.inputs.begin(), prog.inputs.end());
   } else {
     // G(j) = 1 below λ, so j >= λ here; W_{x,j}'s holder is on port t.
     const uint32_t j = static_cast<uint32_t>(std::upper_bound(G.begin(), G.end(), x) - G.begin());

@@ -148,7 +148,7 @@ ir::Program prefix_rank(const ir::Plan& ctx, const PrefixShape& sh, uint32_t y) 
   prog.rank = y;
   RankState S;
   for (uint32_t i = 0; i < sh.items(y, spec); ++i) prog.inputs.push_back(prog.new_slot());
-  S.items = prog.inputs;
+  S.items.assign(prog.inputs.begin(), prog.inputs.end());
   for (SlotId s : prog.inputs) S.c.push_back(Term{s, 1});
   for (uint32_t j = 1; j <= m; ++j) {
     if (j <= sh.last_send && !S.c.empty()) {

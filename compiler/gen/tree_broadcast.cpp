@@ -48,7 +48,7 @@ ir::Program tree_broadcast_rank(const ir::Plan& ctx, uint32_t r) {
   std::vector<SlotId> held;
   if (x == 0) {
     for (uint32_t i = 0; i < n; ++i) prog.inputs.push_back(prog.new_slot());
-    held = prog.inputs;
+    held.assign(prog.inputs.begin(), prog.inputs.end());
   }
   uint64_t span = 1;  // b^{t−1}
   for (uint32_t t = 1; t <= T; ++t, span *= b) {

@@ -31,7 +31,7 @@ ir::Program tree_reduce_rank(const ir::Plan& ctx, uint32_t r) {
   Program prog;
   prog.rank = r;
   for (uint32_t i = 0; i < n; ++i) prog.inputs.push_back(prog.new_slot());
-  std::vector<SlotId> acc = prog.inputs;  // the current partial sums
+  std::vector<SlotId> acc(prog.inputs.begin(), prog.inputs.end());  // the current partial sums
   std::vector<uint64_t> spans(T);         // b^{t−1} for t = 1..T
   for (uint32_t t = 0; t < T; ++t) spans[t] = t == 0 ? 1 : spans[t - 1] * b;
   for (uint32_t u = 1; u <= T; ++u) {

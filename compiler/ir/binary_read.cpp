@@ -121,7 +121,7 @@ Field read_field(Reader& rd, uint8_t kind) {
   }
 }
 
-// Into a std::vector (inputs, outputs) or a receive's Slots.
+// Into a std::vector or a Slots (a program's inputs and outputs, a receive's slots).
 template <class List>
 void read_slot_list(Reader& rd, List& out, const char* what, uint32_t limit, const char* limit_name) {
   uint32_t n = rd.count32(4, what);
@@ -353,8 +353,9 @@ namespace {
 
 // The blob's head: rank, slot count, input and output slots, and the count
 // of step records that follow (checked against the plan's step count).
-uint32_t read_blob_head(Reader& rd, Rank r, uint32_t num_steps, uint32_t& num_slots, std::vector<SlotId>& inputs,
-                        std::vector<SlotId>& outputs) {
+// Into a Program's lists (Slots) or a streaming reader's std::vectors.
+template <class List>
+uint32_t read_blob_head(Reader& rd, Rank r, uint32_t num_steps, uint32_t& num_slots, List& inputs, List& outputs) {
   const Rank rank = rd.u32("rank");
   if (rank != r) rd.wrong("blob of rank {} holds rank {}", r, rank);
   num_slots = rd.u32("num_slots");

@@ -208,28 +208,40 @@ Digest content_hash_of(const uint8_t* head, size_t head_end) {
 
 namespace {
 
-// Preamble + header + index, with the content hash filled in.
-std::vector<uint8_t> assemble_head(uint32_t flags, uint64_t file_size, uint32_t num_ranks,
-                                   const std::vector<uint8_t>& header, const std::vector<RankIndexEntry>& index) {
+// The head (preamble, header, index) is built in one buffer: the preamble
+// and the header first, room for `entries` index entries after them, which
+// the caller fills in place (put_index_entry), then sealed (seal_head) once
+// the file's size is known. At K = 65536 the index is 1.5 MiB; building it
+// apart and copying it into the head held it twice at the writer's peak.
+std::vector<uint8_t> start_head(uint32_t num_ranks, const std::vector<uint8_t>& header, uint64_t entries) {
   std::vector<uint8_t> head;
-  head.reserve(kPreambleSize + header.size() + kIndexEntrySize * index.size());
+  head.reserve(kPreambleSize + header.size() + kIndexEntrySize * entries);
   Writer w{head};
   head.insert(head.end(), std::begin(kMagic), std::end(kMagic));
   w.u32(kBinaryVersion);
-  w.u32(flags);
-  head.insert(head.end(), 16, 0);  // content hash, filled below
-  w.u64(file_size);
+  w.u32(0);                        // flags, written by seal_head
+  head.insert(head.end(), 16, 0);  // content hash, likewise
+  w.u64(0);                        // file size, likewise
   w.u32(static_cast<uint32_t>(header.size()));
   w.u32(num_ranks);
   head.insert(head.end(), header.begin(), header.end());
-  for (const RankIndexEntry& e : index) {
-    w.u64(e.offset);
-    w.u64(e.length);
-    w.u64(e.hash);
-  }
+  head.resize(head.size() + kIndexEntrySize * entries, 0);
+  return head;
+}
+
+void put_index_entry(std::vector<uint8_t>& head, size_t header_size, uint64_t k, const RankIndexEntry& e) {
+  const size_t at = kPreambleSize + header_size + static_cast<size_t>(kIndexEntrySize * k);
+  put_u64_at(head, at, e.offset);
+  put_u64_at(head, at + 8, e.length);
+  put_u64_at(head, at + 16, e.hash);
+}
+
+// Flags and file size written, then the content hash over everything else.
+void seal_head(std::vector<uint8_t>& head, uint32_t flags, uint64_t file_size) {
+  for (int i = 0; i < 4; ++i) head[kFlagsOffset + i] = static_cast<uint8_t>(flags >> (8 * i));
+  put_u64_at(head, kHashOffset + 16, file_size);
   const Digest h = content_hash_of(head.data(), head.size());
   std::copy(h.bytes.begin(), h.bytes.end(), head.begin() + kHashOffset);
-  return head;
 }
 
 }  // namespace
@@ -248,21 +260,21 @@ std::vector<uint8_t> format::encode_plan(const Plan& plan, const BlobSink& blob)
   write_spec(hw, spec, plan.num_steps);
   COLLPLAN_ASSERT(header.size() <= UINT32_MAX, "plan header larger than 4 GiB");
 
-  const uint64_t head_size = kPreambleSize + header.size() + kIndexEntrySize * static_cast<uint64_t>(R);
-  std::vector<RankIndexEntry> index(R);
+  std::vector<uint8_t> head = start_head(R, header, R);
   std::vector<uint8_t> scratch;
-  uint64_t offset = head_size;
+  uint64_t offset = head.size();
   for (uint32_t k = 0; k < R; ++k) {
     const Program& prog = plan.ranks[k];
     COLLPLAN_ASSERT(prog.rank == k, fmt::format("ranks[{}] holds the program of rank {}", k, prog.rank));
     scratch.clear();
     write_blob(scratch, prog, eb);
-    index[k] = RankIndexEntry{offset, scratch.size(), XXH3_64bits(scratch.data(), scratch.size())};
+    put_index_entry(head, header.size(), k,
+                    RankIndexEntry{offset, scratch.size(), XXH3_64bits(scratch.data(), scratch.size())});
     if (blob) blob(offset, scratch.data(), scratch.size());
     offset += scratch.size();
   }
-
-  return assemble_head(0, offset, R, header, index);
+  seal_head(head, 0, offset);
+  return head;
 }
 
 // A rank-local file (RankPlan): the spec header, one index entry and the
@@ -277,10 +289,10 @@ std::vector<uint8_t> format::encode_rank_local_image(const RankPlan& rp) {
   COLLPLAN_ASSERT(header.size() <= UINT32_MAX, "plan header larger than 4 GiB");
   std::vector<uint8_t> blob;
   write_blob(blob, rp.program, spec.field.elem_bytes());
-  const uint64_t head_size = kPreambleSize + header.size() + kIndexEntrySize;
-  const RankIndexEntry e{head_size, blob.size(), XXH3_64bits(blob.data(), blob.size())};
-  std::vector<uint8_t> out =
-      assemble_head(kFlagSingleRank | kFlagRankLocal, head_size + blob.size(), num_ranks(spec), header, {e});
+  std::vector<uint8_t> out = start_head(num_ranks(spec), header, 1);
+  const uint64_t head_size = out.size();
+  put_index_entry(out, header.size(), 0, RankIndexEntry{head_size, blob.size(), XXH3_64bits(blob.data(), blob.size())});
+  seal_head(out, kFlagSingleRank | kFlagRankLocal, head_size + blob.size());
   out.insert(out.end(), blob.begin(), blob.end());
   return out;
 }

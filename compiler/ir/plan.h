@@ -138,12 +138,16 @@ static_assert(sizeof(Send) == 32 && sizeof(Recv) == 32 && sizeof(Op) == 32 && si
               "the IR's records as docs/scale.md gives them");
 
 // One rank's program. `steps` lists only the steps in which the rank does
-// something, in strictly increasing t.
+// something, in strictly increasing t. The input and output lists hold one
+// or two slots in almost every program (one per block of n), so they are
+// held in place as a receive's slots are: a Program is 64 bytes with no
+// heap block for them, against 80 bytes and two 32-byte blocks as
+// std::vectors — most of a broadcast's memory per rank beside its steps.
 struct Program {
   Rank rank = 0;
   uint32_t num_slots = 0;
-  std::vector<SlotId> inputs;
-  std::vector<SlotId> outputs;
+  Slots inputs;
+  Slots outputs;
   std::vector<Step> steps;
   friend bool operator==(const Program&, const Program&) = default;
 
@@ -155,6 +159,7 @@ struct Program {
   Step& at_any(StepNo t);
   SlotId new_slot() { return num_slots++; }
 };
+static_assert(sizeof(Program) == 64, "a Program as docs/scale.md gives it");
 
 struct Plan {
   Spec spec;

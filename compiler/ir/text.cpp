@@ -53,7 +53,7 @@ void combo_atoms(Wrapper& w, std::span<const Term> terms, const std::string& lea
     w.atom(i == 0 ? lead : " + ", term_text(terms[i]) + (i + 1 == terms.size() ? trail : ""));
 }
 
-void slot_list(Wrapper& w, const std::vector<SlotId>& slots, const char* open, const char* sep, const char* close) {
+void slot_list(Wrapper& w, std::span<const SlotId> slots, const char* open, const char* sep, const char* close) {
   if (slots.empty()) {
     w.atom("", std::string(open) + close);
     return;

@@ -1,6 +1,7 @@
 #include "passes/drop_zeros.h"
 
 #include <algorithm>
+#include <span>
 #include <unordered_map>
 
 #include "ir/simulate.h"
@@ -33,14 +34,14 @@ struct ZeroDomain {
   }
   Value undefined() { return 0; }
   Value input(Rank, uint32_t) { return 0; }
-  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, std::span<const Value> slots) {
     for (const Term& t : terms)
       if (!slots[t.slot]) return 0;
     return 1;
   }
   // The plan's own (mutable) record of a step the simulation hands over.
   Step& step(Rank k, const Step& st) { return plan.ranks[k].steps[static_cast<size_t>(&st - plan.ranks[k].steps.data())]; }
-  void on_send_slots(Rank k, const Step& st, size_t si, const std::vector<Value>& slots) {
+  void on_send_slots(Rank k, const Step& st, size_t si, std::span<const Value> slots) {
     for (Combo& c : step(k, st).sends[si].payload) erase_if(c.terms, [&](const Term& t) { return slots[t.slot]; });
   }
   void on_send(Rank k, const Step& st, size_t si, const std::vector<Value>& payload) {
@@ -62,7 +63,7 @@ struct ZeroDomain {
   // Zero-ness ignores coefficients on purpose: a coefficient that happens
   // to be 0 belongs to the matrix, not the schedule, and a re-coded matrix
   // may need the term.
-  void on_op(Rank k, const Step& st, size_t oi, const std::vector<Value>& slots) {
+  void on_op(Rank k, const Step& st, size_t oi, std::span<const Value> slots) {
     erase_if(step(k, st).ops[oi].terms, [&](const Term& t) { return slots[t.slot]; });
   }
 };

@@ -1,5 +1,7 @@
 #include "passes/recode.h"
 
+#include <span>
+
 #include "matrix/matrix.h"
 #include "matrix/postcondition.h"
 #include "ir/simulate.h"
@@ -28,7 +30,7 @@ struct PureInputs {
 
   Value undefined() { return -1; }
   Value input(Rank k, uint32_t i) { return input_offset[k] + i; }
-  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, std::span<const Value> slots) {
     return terms.size() == 1 && terms[0].coeff == 1 ? slots[terms[0].slot] : -1;
   }
   void flush() {
@@ -36,7 +38,7 @@ struct PureInputs {
     for (size_t i = 0; i < pending_coeffs.size(); ++i) pending->terms[i].coeff = pending_coeffs[i];
     pending = nullptr;
   }
-  void on_op(Rank k, const Step& st, size_t oi, const std::vector<Value>& slots) {
+  void on_op(Rank k, const Step& st, size_t oi, std::span<const Value> slots) {
     flush();
     const Op& op = st.ops[oi];
     if (op.matrix_col == kNoCol) return;

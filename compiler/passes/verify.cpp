@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <unordered_map>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -73,10 +74,10 @@ struct PackedRandomCheck {
 
   Value undefined() { return {}; }
   Value input(Rank k, uint32_t i) { return input_lanes<T>(pc, *in.expected, k, i, lane0, W); }
-  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, std::span<const Value> slots) {
     return eval_lanes(ar, terms, slots, W);
   }
-  void on_end(Rank k, const std::vector<Value>& slots) {
+  void on_end(Rank k, std::span<const Value> slots) {
     check_output_lanes(pc, *in.expected, k, plan.ranks[k].outputs, slots, lane0, W, scratch);
   }
 };
@@ -131,7 +132,7 @@ struct SparseDomain {
     return Value{std::move(many), Entry{static_cast<uint32_t>(v.size()), 0}};
   }
   Elem scaled(Elem c, Elem e) const { return c == 1 ? e : f.mul(c, e); }
-  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, std::span<const Value> slots) {
     const Term *only = nullptr, *first = nullptr;
     size_t live = 0, total = 0;
     for (const Term& t : terms)
@@ -164,7 +165,7 @@ struct SparseDomain {
   }
   // a·x + b·y in one merge of the two input-ordered values, equal inputs
   // added (the most common combination: a partial sum and what arrived).
-  Value sum_of_two(const Term& a, const Term& b, const std::vector<Value>& slots, size_t total) {
+  Value sum_of_two(const Term& a, const Term& b, std::span<const Value> slots, size_t total) {
     const Value &x = slots[a.slot], &y = slots[b.slot];
     const Entry *i = x.begin(), *ie = x.end(), *j = y.begin(), *je = y.end();
     buf.clear();
@@ -214,7 +215,7 @@ struct SparseDomain {
 struct ExactCheck : SparseDomain {
   const Plan& plan;
   std::vector<Entry> want;
-  void on_end(Rank k, const std::vector<Value>& slots) {
+  void on_end(Rank k, std::span<const Value> slots) {
     const Program& prog = plan.ranks[k];
     for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
       pc.column(pc.output_col(k, j), want);

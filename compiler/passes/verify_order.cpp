@@ -1,6 +1,7 @@
 #include "passes/verify_order.h"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,7 @@ struct OrderDomain {
     return {Interval::bad, 0, 0, static_cast<uint32_t>(errors.size() - 1)};
   }
 
-  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, std::span<const Value> slots) {
     for (const Term& t : terms)
       if (t.coeff != 1)
         return fail(fmt::format("has coefficient {} on slot {}; an order-preserving plan uses only coefficient 1 "
@@ -86,7 +87,7 @@ struct OrderDomain {
     return acc;
   }
 
-  void on_op(Rank k, const Step& st, size_t oi, const std::vector<Value>& slots) {
+  void on_op(Rank k, const Step& st, size_t oi, std::span<const Value> slots) {
     const Op& op = st.ops[oi];
     const Value v = eval(k, op.terms, slots);
     if (v.kind == Interval::bad)
@@ -102,7 +103,7 @@ struct OrderDomain {
   }
 
   const Plan* plan = nullptr;
-  void on_end(Rank k, const std::vector<Value>& slots) {
+  void on_end(Rank k, std::span<const Value> slots) {
     const Program& prog = plan->ranks[k];
     for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
       const uint32_t g = input_offset[k] + j;

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "matrix/postcondition.h"
@@ -84,7 +85,7 @@ struct FieldArith {
 // Σ terms over slots, on W lanes.
 template <class Arith>
 Lanes<typename Arith::T> eval_lanes(const Arith& ar, std::span<const ir::Term> terms,
-                                    const std::vector<Lanes<typename Arith::T>>& slots, uint32_t W) {
+                                    std::span<const Lanes<typename Arith::T>> slots, uint32_t W) {
   Lanes<typename Arith::T> acc;
   for (const ir::Term& t : terms) {
     if (t.coeff == 0) continue;
@@ -109,8 +110,8 @@ Lanes<T> input_lanes(const Postcondition& pc, const Evaluator& ex, ir::Rank k, u
 // The end of rank k's program: each output slot's lanes [0, W) against the
 // postcondition's value on drawn vectors [lane0, lane0 + W).
 template <class T>
-void check_output_lanes(const Postcondition& pc, const Evaluator& ex, ir::Rank k, const std::vector<ir::SlotId>& outputs,
-                        const std::vector<Lanes<T>>& slots, uint32_t lane0, uint32_t W, std::vector<Elem>& scratch) {
+void check_output_lanes(const Postcondition& pc, const Evaluator& ex, ir::Rank k, std::span<const ir::SlotId> outputs,
+                        std::span<const Lanes<T>> slots, uint32_t lane0, uint32_t W, std::vector<Elem>& scratch) {
   scratch.resize(ex.lanes());
   for (uint32_t j = 0; j < outputs.size(); ++j) {
     ex.output(pc.output_col(k, j), scratch.data());

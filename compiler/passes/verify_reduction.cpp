@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -144,10 +145,10 @@ struct ReductionDomain {
                        at_step->ops[at_index].dst);
   }
 
-  void on_send_slots(Rank k, const Step& st, size_t si, const std::vector<Value>&) {
+  void on_send_slots(Rank k, const Step& st, size_t si, std::span<const Value>) {
     at_rank = k, at_step = &st, at_send = true, at_index = si, at_element = 0;
   }
-  void on_op(Rank k, const Step& st, size_t oi, const std::vector<Value>&) {
+  void on_op(Rank k, const Step& st, size_t oi, std::span<const Value>) {
     at_rank = k, at_step = &st, at_send = false, at_index = oi, at_element = 0;
   }
 
@@ -169,13 +170,13 @@ struct ReductionDomain {
     if (not_ordered.empty()) not_ordered = what;
   }
 
-  Value eval(Rank, std::span<const Term> terms, const std::vector<Value>& slots) {
+  Value eval(Rank, std::span<const Term> terms, std::span<const Value> slots) {
     Value out = eval_combo(terms, slots);
     ++at_element;  // the next payload element of the same send
     return out;
   }
 
-  Value eval_combo(std::span<const Term> terms, const std::vector<Value>& slots) {
+  Value eval_combo(std::span<const Term> terms, std::span<const Value> slots) {
     for (const Term& t : terms)
       if (t.coeff != 1) {
         const std::string what = fmt::format(
@@ -251,7 +252,7 @@ struct ReductionDomain {
   };
   std::unordered_map<uint64_t, Holder> holders;
 
-  void on_end(Rank k, const std::vector<Value>& slots) {
+  void on_end(Rank k, std::span<const Value> slots) {
     const Program& prog = plan.ranks[k];
     for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
       const Value& got = slots[prog.outputs[j]];

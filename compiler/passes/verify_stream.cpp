@@ -91,12 +91,12 @@ void check_lanes(const MappedPlan& mp, const Postcondition& pc, const Arith& ar,
     for (const Send& s : st.sends) {
       std::vector<Value> payload;
       payload.reserve(s.payload.size());
-      for (const Combo& c : s.payload) payload.push_back(eval_lanes(ar, c.terms, slots[k], W));
+      for (const Combo& c : s.payload) payload.push_back(eval_lanes<Arith>(ar, c.terms, slots[k], W));
       mail[key(k, s.port, st.t)] = std::move(payload);
     }
   };
   auto run_ops = [&](Rank k) {
-    for (const Op& op : st.ops) slots[k][op.dst] = eval_lanes(ar, op.terms, slots[k], W);
+    for (const Op& op : st.ops) slots[k][op.dst] = eval_lanes<Arith>(ar, op.terms, slots[k], W);
   };
   // Steps in which no rank acts change nothing: go from one step some rank
   // acts in to the next.
@@ -138,7 +138,7 @@ void check_lanes(const MappedPlan& mp, const Postcondition& pc, const Arith& ar,
   std::vector<Elem> scratch;
   for (Rank k = 0; k < R; ++k) {
     mp.open(k, nullptr, &io);
-    check_output_lanes(pc, ex, k, io, slots[k], lane0, W, scratch);
+    check_output_lanes<T>(pc, ex, k, io, slots[k], lane0, W, scratch);
     std::vector<Value>().swap(slots[k]);
   }
 }

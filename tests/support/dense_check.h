@@ -6,6 +6,7 @@
 // plan by plan; O(ranks · slots · inputs), for small plans only.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,14 +32,14 @@ inline std::string dense_check(const ir::Plan& plan) {
       v[pc.input_offset[k] + i] = 1;
       return v;
     }
-    Value eval(ir::Rank, std::span<const ir::Term> terms, const std::vector<Value>& slots) {
+    Value eval(ir::Rank, std::span<const ir::Term> terms, std::span<const Value> slots) {
       Value acc(pc.num_inputs(), 0);
       for (const ir::Term& t : terms)
         for (size_t i = 0; i < acc.size(); ++i)
           if (const Elem v = slots[t.slot][i]; v != 0) acc[i] = f.add(acc[i], f.mul(t.coeff, v));
       return acc;
     }
-    void on_end(ir::Rank k, const std::vector<Value>& slots) {
+    void on_end(ir::Rank k, std::span<const Value> slots) {
       std::vector<Postcondition::Entry> col;
       for (uint32_t j = 0; j < plan.ranks[k].outputs.size() && wrong.empty(); ++j) {
         pc.column(pc.output_offset[k] + j, col);

@@ -98,7 +98,7 @@ Plan chain_broadcast(uint32_t K, uint32_t n, uint32_t root, uint32_t lambda, con
   Program& pr = plan.ranks[root];
   for (uint32_t b = 0; b < n; ++b) pr.inputs.push_back(pr.new_slot());
   pr.outputs = pr.inputs;
-  std::vector<SlotId> cur = pr.inputs;
+  std::vector<SlotId> cur(pr.inputs.begin(), pr.inputs.end());
   for (uint32_t r = 1; r < K; ++r) {
     const Rank a = (root + r - 1) % K, b = (root + r) % K;
     cur = transfer(plan, R, r, a, cur, b);
@@ -125,7 +125,8 @@ TEST_CASE("broadcast, reduce, allreduce are expressible and checked", "[ir][ops]
       Plan red = make_plan(rs, (K - 1) * lambda);
       for (auto& prog : red.ranks)
         for (uint32_t b = 0; b < n; ++b) prog.inputs.push_back(prog.new_slot());
-      std::vector<SlotId> acc = red.ranks[(rs.root + 1) % K].inputs;
+      const ir::Slots& first = red.ranks[(rs.root + 1) % K].inputs;
+      std::vector<SlotId> acc(first.begin(), first.end());
       for (uint32_t r = 1; r < K; ++r) {
         const Rank a = (rs.root + r) % K, b = (rs.root + r + 1) % K;
         auto got = transfer(red, R, r, a, acc, b);
@@ -175,7 +176,7 @@ TEST_CASE("allgather and allgatherv are expressible and checked (ring)", "[ir][o
       std::vector<std::vector<std::vector<SlotId>>> held(K, std::vector<std::vector<SlotId>>(K));
       for (uint32_t k = 0; k < K; ++k) {
         for (uint32_t b = 0; b < counts[k]; ++b) plan.ranks[k].inputs.push_back(plan.ranks[k].new_slot());
-        held[k][k] = plan.ranks[k].inputs;
+        held[k][k].assign(plan.ranks[k].inputs.begin(), plan.ranks[k].inputs.end());
       }
       // Round r: rank k passes rank (k−r+1)'s blocks to k+1 (skipped when
       // empty).
