@@ -24,13 +24,15 @@ using E = Field::elem;
 // @collplan:begin constants
 // This rank's shape: slots, then staging rows (payloads being built,
 // messages landing in scattered slots, ops whose destination is a source).
+// Ids kNumSlots + b name slots held in the caller's buffers (here the input
+// s0 as 3 and the output s2 as 4: Rank::bind).
 constexpr uint32_t kRank = 0;
 constexpr uint32_t kNumSlots = 3;
 // The terms of every combination the code below evaluates, in order of use:
 // a combination of n sources reads rows kSlot[a..a+n) with coefficients
 // kCoef[b..b+n) (prepared: kPrep.c[b..b+n)); m combinations fused into one
 // set_rows call read an m x n coefficient matrix, row by row, from kPrep.c[b].
-constexpr uint8_t kSlot[] = {0, 1};
+constexpr uint8_t kSlot[] = {3, 1};
 constexpr E kCoef[] = {1, 3};
 // The coefficients prepared at compile time for the kernel this file is built with.
 constexpr collplan_embedded::Prepared<Field, sizeof(kCoef) / sizeof(kCoef[0])> kPrep(kCoef);
@@ -39,11 +41,11 @@ constexpr collplan_embedded::Prepared<Field, sizeof(kCoef) / sizeof(kCoef[0])> k
 // @collplan:begin steps
 bool step_1(R& r, Result* res) {
   // send port 0 -> 1 [s0]
-  if (!r.send(1, 0, 1, r.row(0), 1, res)) return false;
+  if (!r.send(1, 0, 1, r.row(3), 1, res)) return false;
   // recv port 0 <- 1 (sent 1) -> s1
   if (!r.recv(1, 0, 1, r.row(1), 1, res)) return false;
   // s2 := s0 + 3*s1
-  r.set(r.row(2), kSlot + 0, kPrep.c + 0, 2);
+  r.set(r.row(4), kSlot + 0, kPrep.c + 0, 2);
   return true;
 }
 // @collplan:end steps
@@ -58,9 +60,13 @@ Result run(collplan_embedded::Channel& ch, const void* const* inputs, void* cons
   }
   R r(ch, workspace, len, kNumSlots);
 // @collplan:begin body
-  r.load_input(0, inputs[0]);
+  void* bound[2];
+  r.bind(bound);
+  r.bind_input(0, inputs[0]);
+  const bool overlap = r.overlapping(inputs, 1, outputs, 1);
+  r.bind_output(1, outputs[0], 2, overlap);
   if (!step_1(r, &res)) return res;
-  r.store_output(2, outputs[0]);
+  r.unbind_output(1, outputs[0]);
 // @collplan:end body
   return res;
 }

@@ -88,17 +88,6 @@ bool reads(std::span<const ir::Term> terms, ir::SlotId s, size_t from = 0) {
                      [&](const ir::Term& t) { return t.slot == s; });
 }
 
-// Rows base, base+1, ... when every combination is exactly 1·slot on
-// consecutive slots (the payload is then sent from the slots themselves).
-std::optional<ir::SlotId> consecutive_units(std::span<const ir::Combo> payload) {
-  if (payload.empty()) return std::nullopt;
-  for (size_t i = 0; i < payload.size(); ++i) {
-    const auto& t = payload[i].terms;
-    if (t.size() != 1 || t[0].coeff != 1 || t[0].slot != payload[0].terms[0].slot + i) return std::nullopt;
-  }
-  return payload[0].terms[0].slot;
-}
-
 // The slots of a payload whose every combination is exactly 1·slot.
 std::optional<std::vector<ir::SlotId>> plain_slots(std::span<const ir::Combo> payload) {
   std::vector<ir::SlotId> v;
@@ -109,45 +98,89 @@ std::optional<std::vector<ir::SlotId>> plain_slots(std::span<const ir::Combo> pa
   return v;
 }
 
-std::string rows_list(std::span<const ir::SlotId> slots) {
-  std::string s;
-  for (size_t i = 0; i < slots.size(); ++i) s += fmt::format("{}r.row({})", i ? ", " : "", slots[i]);
-  return s;
-}
-
-std::optional<ir::SlotId> consecutive(std::span<const ir::SlotId> into) {
-  if (into.empty()) return std::nullopt;
-  for (size_t i = 0; i < into.size(); ++i)
-    if (into[i] != into[0] + i) return std::nullopt;
-  return into[0];
-}
-
 // One rank's generated regions.
+//
+// Inputs and outputs in the caller's buffers. A slot that holds an input and
+// is never written (no receive or op writes it, it is no output) is read
+// where the caller's input lies; the first slot of each distinct output is
+// built in the caller's output buffer. Such a slot is emitted as id
+// kNumSlots + b, which Rank::row maps through a table of b pointers on
+// run()'s stack, so nothing is copied in before step 1 or out after the
+// last step — the engine's zero-copy rule. A bound slot is never part of a
+// block of adjacent rows (messages to or from it go row by row). When the
+// caller's outputs overlap its inputs or each other, run() builds the bound
+// outputs in their slots' workspace rows and copies them out at the end, as
+// unbound outputs always are.
 class RankEmitter {
  public:
   RankEmitter(const PlanPrograms& plan, const ir::Program& prog, bool comments)
-      : plan_(plan), prog_(prog), comments_(comments) {}
+      : plan_(plan), prog_(prog), comments_(comments), id_(prog.num_slots) {
+    for (ir::SlotId s = 0; s < prog.num_slots; ++s) id_[s] = s;
+    std::vector<uint8_t> written(prog.num_slots, 0), is_output(prog.num_slots, 0), inputs(prog.num_slots, 0);
+    for (const auto& st : prog.steps) {
+      for (const auto& rcv : st.recvs)
+        for (ir::SlotId x : rcv.into) written[x] = 1;
+      for (const auto& op : st.ops) written[op.dst] = 1;
+    }
+    for (ir::SlotId x : prog.outputs) is_output[x] = 1;
+    for (ir::SlotId x : prog.inputs) ++inputs[x];
+    const auto bind = [&](ir::SlotId x) {
+      id_[x] = prog.num_slots + static_cast<uint32_t>(bound_.size());
+      bound_.push_back(x);
+    };
+    for (uint32_t i = 0; i < prog.inputs.size(); ++i) {
+      const ir::SlotId x = prog.inputs[i];
+      if (!written[x] && !is_output[x] && inputs[x] == 1) {
+        bound_in_.push_back({static_cast<uint32_t>(bound_.size()), i});
+        bind(x);
+      }
+    }
+    for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
+      const ir::SlotId x = prog.outputs[j];
+      if (id_[x] != x) continue;  // a repeated output: copied from the first
+      bound_out_.push_back({static_cast<uint32_t>(bound_.size()), j});
+      bind(x);
+    }
+  }
 
   std::vector<std::pair<std::string, std::string>> fills(const std::string& name, const std::string& header) {
     std::string steps, body;
-    for (uint32_t i = 0; i < prog_.inputs.size(); ++i) body += fmt::format("  r.load_input({}, inputs[{}]);\n", prog_.inputs[i], i);
+    if (!bound_.empty()) {
+      body += fmt::format("  void* bound[{}];\n  r.bind(bound);\n", bound_.size());
+      for (const auto& [b, i] : bound_in_) body += fmt::format("  r.bind_input({}, inputs[{}]);\n", b, i);
+      if (!bound_out_.empty())
+        body += fmt::format("  const bool overlap = r.overlapping(inputs, {}, outputs, {});\n", prog_.inputs.size(),
+                            prog_.outputs.size());
+      for (const auto& [b, j] : bound_out_)
+        body += fmt::format("  r.bind_output({}, outputs[{}], {}, overlap);\n", b, j, prog_.outputs[j]);
+    }
+    // The inputs not read in place: copied into their slot (a workspace row,
+    // or a bound output's buffer when the slot is also an output).
+    for (uint32_t i = 0; i < prog_.inputs.size(); ++i)
+      if (std::none_of(bound_in_.begin(), bound_in_.end(), [&](const auto& bi) { return bi.second == i; }))
+        body += fmt::format("  r.load_input({}, inputs[{}]);\n", id_[prog_.inputs[i]], i);
     for (const auto& st : prog_.steps) {
       steps += step_function(st);
       body += fmt::format("  if (!step_{}(r, &res)) return res;\n", st.t);
     }
     if (!steps.empty()) steps.pop_back();  // the template has the blank line after the last one
-    for (uint32_t j = 0; j < prog_.outputs.size(); ++j) body += fmt::format("  r.store_output({}, outputs[{}]);\n", prog_.outputs[j], j);
+    for (uint32_t j = 0; j < prog_.outputs.size(); ++j) {
+      const auto it = std::find_if(bound_out_.begin(), bound_out_.end(), [&](const auto& bo) { return bo.second == j; });
+      if (it != bound_out_.end()) body += fmt::format("  r.unbind_output({}, outputs[{}]);\n", it->first, j);
+      else body += fmt::format("  r.store_output({}, outputs[{}]);\n", id_[prog_.outputs[j]], j);
+    }
 
     const Spec& s = plan_.spec;
     const uint32_t R = prog_.rank;
     std::string banner = fmt::format(
         "// DO NOT EDIT — generated by collplan from {}\n"
-        "// Plan digest {}. Rank {} of {}: {} slots + {} staging rows, {} of {} steps, {} coefficients in tables.\n"
-        "// Regenerate with `collplan emit-cpp`; the dispatch header is {}.\n",
-        spec_summary(s), plan_.digest.hex(), R, plan_.ranks.size(), prog_.num_slots, stage_rows_, prog_.steps.size(),
-        plan_.num_steps, coefs_.size(), header);
+        "// Plan digest {}. Rank {} of {}: {} slots ({} in the caller's buffers) + {} staging rows, {} of {} steps,\n"
+        "// {} coefficients in tables. Regenerate with `collplan emit-cpp`; the dispatch header is {}.\n",
+        spec_summary(s), plan_.digest.hex(), R, plan_.ranks.size(), prog_.num_slots, bound_.size(), stage_rows_,
+        prog_.steps.size(), plan_.num_steps, coefs_.size(), header);
 
-    const char* slot_t = prog_.num_slots <= 256 ? "uint8_t" : prog_.num_slots <= 65536 ? "uint16_t" : "uint32_t";
+    const size_t ids = prog_.num_slots + bound_.size();
+    const char* slot_t = ids <= 256 ? "uint8_t" : ids <= 65536 ? "uint16_t" : "uint32_t";
     std::string constants = fmt::format("constexpr uint32_t kRank = {};\nconstexpr uint32_t kNumSlots = {};\n", R,
                                         prog_.num_slots);
     if (!slots_.empty()) {
@@ -200,7 +233,7 @@ class RankEmitter {
   std::string terms_ref(std::span<const ir::Term> terms) {
     const size_t a = slots_.size(), b = coefs_.size();
     for (const auto& t : terms) {
-      slots_.push_back(t.slot);
+      slots_.push_back(id_[t.slot]);
       coefs_.push_back(t.coeff);
     }
     return fmt::format("kSlot + {}, kPrep.c + {}, {}", a, b, terms.size());
@@ -212,14 +245,15 @@ class RankEmitter {
     if (run.empty()) return {};
     std::string code;
     if (run.size() == 1) {
-      code = set(fmt::format("r.row({})", run[0]->dst), nonzero(run[0]->terms));
+      code = set(row(run[0]->dst), nonzero(run[0]->terms));
     } else {
       const ir::FusedRun f = ir::fuse(run, plan_.spec.field);
       const size_t a = slots_.size(), b = coefs_.size();
-      slots_.insert(slots_.end(), f.sources.begin(), f.sources.end());
+      for (ir::SlotId x : f.sources) slots_.push_back(id_[x]);
       coefs_.insert(coefs_.end(), f.coeffs.begin(), f.coeffs.end());
-      std::string rows;
-      for (size_t j = 0; j < run.size(); ++j) rows += fmt::format("{}r.row({})", j ? ", " : "", run[j]->dst);
+      std::vector<ir::SlotId> dsts;
+      for (const ir::Op* op : run) dsts.push_back(op->dst);
+      const std::string rows = rows_list(dsts);
       code = fmt::format("  {{\n    E* const d[] = {{{}}};\n    r.set_rows(d, {}, kSlot + {}, kPrep.c + {}, {});\n  }}\n", rows,
                          run.size(), a, b, f.sources.size());
     }
@@ -253,16 +287,15 @@ class RankEmitter {
           for (ir::SlotId x : rcv.into) ok = ok && std::find(rows.begin(), rows.end(), x) == rows.end();
         return ok;
       };
-      if (const auto base = consecutive_units(snd.payload)) {
-        std::vector<ir::SlotId> rows(m);
-        for (size_t i = 0; i < m; ++i) rows[i] = *base + static_cast<ir::SlotId>(i);
-        const bool ref = by_ref(rows);
+      const auto rows = plain_slots(snd.payload);
+      if (const auto base = rows ? consecutive(*rows) : std::nullopt) {
+        const bool ref = by_ref(*rows);
         ref_sends |= ref;
-        code += fmt::format("  if (!r.{}({}, {}, {}, r.row({}), {}, res)) return false;\n", ref ? "send_ref" : "send",
-                            st.t, snd.port, snd.to, *base, m);
+        code += fmt::format("  if (!r.{}({}, {}, {}, {}, {}, res)) return false;\n", ref ? "send_ref" : "send", st.t,
+                            snd.port, snd.to, row(*base), m);
         continue;
       }
-      if (const auto rows = plain_slots(snd.payload); rows && by_ref(*rows)) {
+      if (rows && by_ref(*rows)) {
         // Rows that are not adjacent: gathered where they are by a channel
         // that offers it, else copied into staging rows.
         need_stage(m);
@@ -282,7 +315,7 @@ class RankEmitter {
       comment(code, fmt::format("recv port {} <- {} (sent {}) -> {}", rcv.port, rcv.from, rcv.sent_at, slots_text(rcv.into)));
       const auto m = rcv.into.size();
       if (const auto base = consecutive(rcv.into)) {
-        code += fmt::format("  if (!r.recv({}, {}, {}, r.row({}), {}, res)) return false;\n", st.t, rcv.port, rcv.from, *base, m);
+        code += fmt::format("  if (!r.recv({}, {}, {}, {}, {}, res)) return false;\n", st.t, rcv.port, rcv.from, row(*base), m);
         continue;
       }
       // Rows to scattered slots: scattered by a channel that offers it, else
@@ -307,7 +340,7 @@ class RankEmitter {
       }
       code += fused(run);
       comment(code, fmt::format("s{} := {}", op.dst, combo_text(op.terms)));
-      const std::string dst = fmt::format("r.row({})", op.dst);
+      const std::string dst = row(op.dst);
       if (!terms.empty() && terms[0].slot == op.dst && terms[0].coeff == 1 && !reads(terms, op.dst, 1)) {
         if (terms.size() == 1) continue;  // dst := dst
         uses_r = true;
@@ -329,9 +362,30 @@ class RankEmitter {
                        uses_res ? " res" : "", decl, code);
   }
 
+  // The row of slot x in emitted code.
+  std::string row(ir::SlotId x) const { return fmt::format("r.row({})", id_[x]); }
+  std::string rows_list(std::span<const ir::SlotId> xs) const {
+    std::string s;
+    for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + row(xs[i]);
+    return s;
+  }
+  // The first of xs when they are one row, or adjacent workspace rows (none
+  // bound).
+  std::optional<ir::SlotId> consecutive(std::span<const ir::SlotId> xs) const {
+    if (xs.empty()) return std::nullopt;
+    if (xs.size() == 1) return xs[0];
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (xs[i] != xs[0] + i || id_[xs[i]] != xs[i]) return std::nullopt;
+    return xs[0];
+  }
+
   const PlanPrograms& plan_;
   const ir::Program& prog_;
   bool comments_;
+  std::vector<uint32_t> id_;                               // slot -> emitted id
+  std::vector<ir::SlotId> bound_;                          // id kNumSlots + b -> slot bound_[b]
+  std::vector<std::pair<uint32_t, uint32_t>> bound_in_;   // (b, input index)
+  std::vector<std::pair<uint32_t, uint32_t>> bound_out_;  // (b, output index)
   std::vector<ir::SlotId> slots_;
   std::vector<Elem> coefs_;
   uint32_t stage_rows_ = 0;

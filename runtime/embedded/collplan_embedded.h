@@ -162,6 +162,13 @@ struct Result {
 // Workspace layout: rows of len elements, slot s at row s, staging rows
 // after the last slot. The workspace must be aligned for F::elem (4 bytes
 // covers every field) and hold rows·len elements.
+//
+// Slots in the caller's buffers: ids num_slots + b (b < the table's size)
+// name the row in table[b] (bind()), a caller's input read in place or a
+// caller's output built in place, so that neither is copied. The emitted
+// code binds an input only to a slot nothing writes, and an output only
+// after overlapping() said the caller's buffers do not overlap (else the
+// output's own workspace row stands in and unbind_output copies it out).
 template <class F>
 class Rank {
  public:
@@ -169,15 +176,57 @@ class Rank {
   using Coef = typename F::Coef;
 
   Rank(Channel& ch, void* workspace, size_t len, uint32_t num_slots)
-      : ch_(ch), ws_(static_cast<elem*>(workspace)), len_(len), stage_(num_slots) {}
+      : ch_(ch), ws_(static_cast<elem*>(workspace)), len_(len), slots_(num_slots) {}
 
   size_t len() const { return len_; }
   size_t row_bytes() const { return len_ * sizeof(elem); }
-  elem* row(uint32_t r) { return ws_ + static_cast<size_t>(r) * len_; }
-  elem* stage(uint32_t i) { return row(stage_ + i); }
+  elem* row(uint32_t r) {
+    return r < slots_ ? ws_ + static_cast<size_t>(r) * len_ : static_cast<elem*>(bound_[r - slots_]);
+  }
+  elem* stage(uint32_t i) { return ws_ + static_cast<size_t>(slots_ + i) * len_; }
 
   void load_input(uint32_t slot, const void* src) { memcpy(row(slot), src, row_bytes()); }
   void store_output(uint32_t slot, void* dst) { memcpy(dst, row(slot), row_bytes()); }
+
+  // The table of bound rows (on the caller's stack, one pointer per bound
+  // slot); then bind_input / bind_output fill it.
+  void bind(void** table) { bound_ = table; }
+  // Read only: the code never writes a bound input.
+  void bind_input(uint32_t b, const void* src) { bound_[b] = const_cast<void*>(src); }
+  // Output buffer dst, or with `overlap` the workspace row of `slot`.
+  void bind_output(uint32_t b, void* dst, uint32_t slot, bool overlap) {
+    bound_[b] = overlap ? static_cast<void*>(ws_ + static_cast<size_t>(slot) * len_) : dst;
+  }
+  // After the last step: copies the output out when it was built aside.
+  void unbind_output(uint32_t b, void* dst) {
+    if (bound_[b] != dst) memcpy(dst, bound_[b], row_bytes());
+  }
+  // True when an output overlaps an input or another output (inputs may
+  // alias each other). The contract is "inputs read before step 1, outputs
+  // written in order after the last step", which outputs built in place
+  // keep only for disjoint buffers. O(n) when the outputs lie in increasing
+  // order with every input before or after all of them, else O(n²).
+  bool overlapping(const void* const* in, uint32_t n_in, void* const* out, uint32_t n_out) const {
+    if (n_out == 0) return false;
+    const uintptr_t b = row_bytes();
+    const auto at = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
+    const auto meet = [&](const void* x, const void* y) { return at(x) < at(y) + b && at(y) < at(x) + b; };
+    bool sorted = true;
+    for (uint32_t j = 1; j < n_out && sorted; ++j) sorted = at(out[j]) >= at(out[j - 1]) + b;
+    if (sorted) {
+      const uintptr_t lo = at(out[0]), hi = at(out[n_out - 1]) + b;
+      bool apart = true;
+      for (uint32_t i = 0; i < n_in && apart; ++i) apart = at(in[i]) + b <= lo || at(in[i]) >= hi;
+      if (apart) return false;
+    }
+    for (uint32_t j = 0; j < n_out; ++j) {
+      for (uint32_t k = 0; k < j; ++k)
+        if (meet(out[j], out[k])) return true;
+      for (uint32_t i = 0; i < n_in; ++i)
+        if (meet(out[j], in[i])) return true;
+    }
+    return false;
+  }
 
   void zero(elem* dst) { memset(dst, 0, row_bytes()); }
 
@@ -348,7 +397,8 @@ class Rank {
   bool viewed_ = false;  // the open recv_view's rows are the channel's
   elem* ws_;
   size_t len_;
-  uint32_t stage_;
+  uint32_t slots_;            // workspace rows of slots; staging rows follow
+  void** bound_ = nullptr;    // rows of ids slots_ + b (bind())
 };
 
 }  // namespace collplan_embedded

@@ -2,7 +2,9 @@
 // harness.h) in threads over the in-process channel:
 //   harness LEN IN OUT [REPS]
 // Environment: COLLPLAN_CHANNEL_COPY=1 makes the channel a plain copying one
-// (no zero-copy forms).
+// (no zero-copy forms); COLLPLAN_HARNESS_IN_PLACE=1 runs each rank in place:
+// its output j is written over its input j (for j below both counts), as a
+// caller reusing its buffers would (not with REPS: a run overwrites inputs).
 // IN holds every rank's inputs, rank-major then input order, LEN elements
 // each at the field's width; OUT receives the outputs in the same order.
 // With REPS, runs all ranks REPS times more and prints the median wall time
@@ -35,6 +37,12 @@ int main(int argc, char** argv) {
   // emitted code's staging-row paths run.
   const char* copy = std::getenv("COLLPLAN_CHANNEL_COPY");
   const bool zero_copy = !(copy && std::string(copy) == "1");
+  const char* in_place_env = std::getenv("COLLPLAN_HARNESS_IN_PLACE");
+  const bool in_place = in_place_env && std::string(in_place_env) == "1";
+  if (in_place && argc == 5) {
+    std::fprintf(stderr, "harness: COLLPLAN_HARNESS_IN_PLACE=1 runs once (no REPS)\n");
+    return 2;
+  }
   const size_t row = len * plan.elem_bytes;
   std::ifstream in(argv[2], std::ios::binary);
   const std::vector<unsigned char> input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -52,10 +60,24 @@ int main(int argc, char** argv) {
   std::vector<std::vector<const void*>> ins(plan.num_ranks);
   std::vector<std::vector<void*>> outs(plan.num_ranks);
   std::vector<std::vector<uint32_t>> ws(plan.num_ranks);
+  // In place: output j of a rank is its input j's buffer (a copy of the
+  // input, copied to OUT after the run).
+  std::vector<std::vector<unsigned char>> shared;
+  std::vector<std::pair<size_t, size_t>> shared_out;  // (shared index, offset in output)
   size_t in_at = 0, out_at = 0;
   for (uint32_t r = 0; r < plan.num_ranks; ++r) {
     for (uint32_t i = 0; i < plan.num_inputs(r); ++i, in_at += row) ins[r].push_back(input.data() + in_at);
-    for (uint32_t j = 0; j < plan.num_outputs(r); ++j, out_at += row) outs[r].push_back(output.data() + out_at);
+    for (uint32_t j = 0; j < plan.num_outputs(r); ++j, out_at += row) {
+      if (in_place && j < plan.num_inputs(r)) {
+        const auto* from = static_cast<const unsigned char*>(ins[r][j]);
+        shared.emplace_back(from, from + row);
+        ins[r][j] = shared.back().data();
+        outs[r].push_back(shared.back().data());
+        shared_out.emplace_back(shared.size() - 1, out_at);
+        continue;
+      }
+      outs[r].push_back(output.data() + out_at);
+    }
     // uint32_t words: aligned for every field's element type.
     ws[r].resize((plan.workspace_bytes(r, len) + 3) / 4 + 1);
   }
@@ -117,6 +139,7 @@ int main(int argc, char** argv) {
                    results[r].step, results[r].peer, results[r].port);
       rc = 1;
     }
+  for (const auto& [k, at] : shared_out) std::copy(shared[k].begin(), shared[k].end(), output.begin() + static_cast<std::ptrdiff_t>(at));
   std::ofstream(argv[3], std::ios::binary).write(reinterpret_cast<const char*>(output.data()),
                                                   static_cast<std::streamsize>(output.size()));
   return rc;

@@ -23,7 +23,7 @@ inline constexpr uint32_t kNumEmitted = 5;
 inline constexpr uint32_t kEmittedRanks[kNumEmitted] = {0, 1, 2, 3, 4};
 inline constexpr uint32_t kEmittedInputs[kNumEmitted] = {0, 2, 0, 0, 0};
 inline constexpr uint32_t kEmittedOutputs[kNumEmitted] = {2, 2, 2, 2, 2};
-inline constexpr uint32_t kEmittedWorkspaceRows[kNumEmitted] = {2, 2, 2, 2, 2};
+inline constexpr uint32_t kEmittedWorkspaceRows[kNumEmitted] = {4, 4, 4, 4, 4};
 
 // The entry point of every emitted rank (one source file each).
 collplan_embedded::Result rank_0(collplan_embedded::Channel& ch, const void* const* inputs, void* const* outputs,
