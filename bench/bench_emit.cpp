@@ -34,9 +34,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -171,15 +173,23 @@ void replay_section(const fs::path& root, bool quick) {
           for (size_t b = 0; b < eb; ++b) in[i * eb + b] = static_cast<unsigned char>(v >> (8 * b));
         }
         emit_test::write_bytes(dir / "in.bin", in);
-        std::vector<unsigned char> out(in.size());
+        // The engine's buffers 64-byte aligned, as the harness aligns the
+        // generated code's (both read inputs and write outputs in place).
+        const auto aligned = [](size_t bytes) {
+          return std::unique_ptr<unsigned char[], decltype(&std::free)>(
+              static_cast<unsigned char*>(std::aligned_alloc(64, (bytes + 64) / 64 * 64)), &std::free);
+        };
+        const auto in_buf = aligned(in.size()), out_buf = aligned(in.size());
+        std::copy(in.begin(), in.end(), in_buf.get());
         std::vector<std::vector<const void*>> ins(K);
         std::vector<std::vector<void*>> outs(K);
         for (uint32_t k = 0; k < K; ++k) {
-          ins[k].push_back(in.data() + k * row);
-          outs[k].push_back(out.data() + k * row);
+          ins[k].push_back(in_buf.get() + k * row);
+          outs[k].push_back(out_buf.get() + k * row);
         }
         runner.prepare(len);
         runner.run(len, ins, outs);
+        const std::vector<unsigned char> out(out_buf.get(), out_buf.get() + in.size());
         // Rounds of (engine, native, portable), each a median of 5 runs, so
         // that the machine's load drifts over all three alike; the ratios
         // are the medians of the rounds' ratios.
