@@ -34,16 +34,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "aligned.h"
 #include "backend/emit_cpp.h"
 #include "host_tools.h"
 #include "matrix/matrix.h"
@@ -175,21 +174,17 @@ void replay_section(const fs::path& root, bool quick) {
         emit_test::write_bytes(dir / "in.bin", in);
         // The engine's buffers 64-byte aligned, as the harness aligns the
         // generated code's (both read inputs and write outputs in place).
-        const auto aligned = [](size_t bytes) {
-          return std::unique_ptr<unsigned char[], decltype(&std::free)>(
-              static_cast<unsigned char*>(std::aligned_alloc(64, (bytes + 64) / 64 * 64)), &std::free);
-        };
-        const auto in_buf = aligned(in.size()), out_buf = aligned(in.size());
-        std::copy(in.begin(), in.end(), in_buf.get());
+        const collplan_bench::AlignedVec<unsigned char> in_buf(in.begin(), in.end());
+        collplan_bench::AlignedVec<unsigned char> out_buf(in.size());
         std::vector<std::vector<const void*>> ins(K);
         std::vector<std::vector<void*>> outs(K);
         for (uint32_t k = 0; k < K; ++k) {
-          ins[k].push_back(in_buf.get() + k * row);
-          outs[k].push_back(out_buf.get() + k * row);
+          ins[k].push_back(in_buf.data() + k * row);
+          outs[k].push_back(out_buf.data() + k * row);
         }
         runner.prepare(len);
         runner.run(len, ins, outs);
-        const std::vector<unsigned char> out(out_buf.get(), out_buf.get() + in.size());
+        const std::vector<unsigned char> out(out_buf.begin(), out_buf.end());
         // Rounds of (engine, native, portable), each a median of 5 runs, so
         // that the machine's load drifts over all three alike; the ratios
         // are the medians of the rounds' ratios.
@@ -239,7 +234,8 @@ std::pair<double, double> engine_and_embedded(const Field& f, size_t bytes, uint
   using E = typename F::elem;
   const size_t eb = f.elem_bytes(), n = bytes / eb;
   SplitMix64 rng(bytes + k);
-  std::vector<std::vector<E>> src(k, std::vector<E>(n));
+  // 64-byte aligned (bench/aligned.h), both kernels' buffers alike.
+  std::vector<collplan_bench::AlignedVec<E>> src(k, collplan_bench::AlignedVec<E>(n));
   std::vector<const void*> ptr(k);
   std::vector<const E*> eptr(k);
   std::vector<Elem> coef(k);
@@ -251,7 +247,7 @@ std::pair<double, double> engine_and_embedded(const Field& f, size_t bytes, uint
     coef[s] = 2 + rng.uniform(f) % (f.size() - 2);
     prep[s] = F::prepare(static_cast<E>(coef[s]));
   }
-  std::vector<E> dst(n), dst2(n);
+  collplan_bench::AlignedVec<E> dst(n), dst2(n);
   void* d = dst.data();
   const auto t = gf::prepare_dot(f, k, 1, coef.data());
   const size_t reps = std::max<size_t>(1, (size_t{1} << 22) / bytes);

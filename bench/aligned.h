@@ -1,0 +1,35 @@
+// std::vector storage aligned to 64 bytes, for the kernel timings: a
+// region that starts mid cache line makes every 64-byte vector load and
+// store touch two lines, and std::vector's malloc gives 16-byte alignment
+// at an offset that differs from buffer to buffer, so two kernels timed on
+// different vectors would not be timed alike (the engine's arena and the
+// emitted code's workspace in the harness are 64-byte aligned).
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+namespace collplan_bench {
+
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  Aligned64(const Aligned64<U>&) {}  // NOLINT: rebinding, as allocators do
+  T* allocate(std::size_t n) {
+    void* p = std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64);
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) { std::free(p); }
+  friend bool operator==(const Aligned64&, const Aligned64&) { return true; }
+  friend bool operator!=(const Aligned64&, const Aligned64&) { return false; }
+};
+
+template <class T>
+using AlignedVec = std::vector<T, Aligned64<T>>;
+
+}  // namespace collplan_bench
