@@ -174,8 +174,8 @@ void replay_section(const fs::path& root, bool quick) {
         emit_test::write_bytes(dir / "in.bin", in);
         // The engine's buffers 64-byte aligned, as the harness aligns the
         // generated code's (both read inputs and write outputs in place).
-        const collplan_bench::AlignedVec<unsigned char> in_buf(in.begin(), in.end());
-        collplan_bench::AlignedVec<unsigned char> out_buf(in.size());
+        const collplan_test::AlignedVec<unsigned char> in_buf(in.begin(), in.end());
+        collplan_test::AlignedVec<unsigned char> out_buf(in.size());
         std::vector<std::vector<const void*>> ins(K);
         std::vector<std::vector<void*>> outs(K);
         for (uint32_t k = 0; k < K; ++k) {
@@ -234,8 +234,8 @@ std::pair<double, double> engine_and_embedded(const Field& f, size_t bytes, uint
   using E = typename F::elem;
   const size_t eb = f.elem_bytes(), n = bytes / eb;
   SplitMix64 rng(bytes + k);
-  // 64-byte aligned (bench/aligned.h), both kernels' buffers alike.
-  std::vector<collplan_bench::AlignedVec<E>> src(k, collplan_bench::AlignedVec<E>(n));
+  // 64-byte aligned (tests/emit/aligned.h), both kernels' buffers alike.
+  std::vector<collplan_test::AlignedVec<E>> src(k, collplan_test::AlignedVec<E>(n));
   std::vector<const void*> ptr(k);
   std::vector<const E*> eptr(k);
   std::vector<Elem> coef(k);
@@ -247,7 +247,7 @@ std::pair<double, double> engine_and_embedded(const Field& f, size_t bytes, uint
     coef[s] = 2 + rng.uniform(f) % (f.size() - 2);
     prep[s] = F::prepare(static_cast<E>(coef[s]));
   }
-  collplan_bench::AlignedVec<E> dst(n), dst2(n);
+  collplan_test::AlignedVec<E> dst(n), dst2(n);
   void* d = dst.data();
   const auto t = gf::prepare_dot(f, k, 1, coef.data());
   const size_t reps = std::max<size_t>(1, (size_t{1} << 22) / bytes);
@@ -284,7 +284,7 @@ void kernel_section(const fs::path& root) {
   std::map<std::string, std::string> isa;
   for (const auto& [bname, flags] : builds) {
     const std::string exe = (dir / ("k_" + bname)).string();
-    must(cxx() + " " + flags + " -I" + src("runtime/embedded") + " " +
+    must(cxx() + " " + flags + " -I" + src("runtime/embedded") + " -I" + src("tests/emit") + " " +
          src("bench/emit_kernels.cpp") + " -o " + exe);
     const auto r = emit_test::run_cmd(exe + " 8");
     if (r.status != 0) {

@@ -55,8 +55,8 @@ bool run(const char* name, uint32_t q, size_t bytes, uint32_t k) {
   using E = typename F::elem;
   const size_t n = bytes / sizeof(E);
   uint64_t seed = bytes * 131 + k;
-  // 64-byte aligned: bench/aligned.h.
-  std::vector<collplan_bench::AlignedVec<E>> src(k, collplan_bench::AlignedVec<E>(n));
+  // 64-byte aligned: tests/emit/aligned.h.
+  std::vector<collplan_test::AlignedVec<E>> src(k, collplan_test::AlignedVec<E>(n));
   std::vector<E> coef(k);
   std::vector<typename F::Coef> prep(k);
   std::vector<const E*> ptr(k);
@@ -66,7 +66,7 @@ bool run(const char* name, uint32_t q, size_t bytes, uint32_t k) {
     prep[s] = F::prepare(coef[s]);
     ptr[s] = src[s].data();
   }
-  collplan_bench::AlignedVec<E> a(n), b(n);
+  collplan_test::AlignedVec<E> a(n), b(n);
   const double perterm = median_time(
       [&] {
         F::mul(a.data(), src[0].data(), coef[0], n);

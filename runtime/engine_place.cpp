@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "ir/slot_layout.h"
 #include "runtime/engine_internal.h"
 
 namespace collplan::rt {
@@ -114,25 +115,12 @@ void Engine::Impl::choose_direct_messages(const ir::Program& prog, Lowering& lw)
   }
 }
 
-// With zero copy, an output slot lives in its output buffer for the whole
-// run (its first listing, if it is listed twice), and an input slot that is
-// never written and is no output is read from its input buffer. An input
-// slot that is also an output is copied into the output buffer before step
-// 1; other input slots into the arena.
+// With zero copy, slots live in the caller's buffers where ir::caller_homes
+// says (the rule emitted C++ follows too); other slots in the arena.
 void Engine::Impl::choose_homes(const ir::Program& prog, Lowering& lw) const {
-  lw.home.assign(num_slots, kNone);
-  if (!opt.zero_copy) return;
-  const uint32_t n_in = static_cast<uint32_t>(inputs.size()), n_out = static_cast<uint32_t>(outputs.size());
-  std::vector<char> written(num_slots, 0);
-  for (const ir::Step& st : prog.steps) {
-    for (const ir::Recv& r : st.recvs)
-      for (uint32_t sl : r.into) written[sl] = 1;
-    for (const ir::Op& o : st.ops) written[o.dst] = 1;
-  }
-  for (uint32_t j = 0; j < n_out; ++j)
-    if (lw.home[outputs[j]] == kNone) lw.home[outputs[j]] = n_in + j;
-  for (uint32_t i = 0; i < n_in; ++i)
-    if (lw.home[inputs[i]] == kNone && !written[inputs[i]]) lw.home[inputs[i]] = i;
+  static_assert(ir::kNoHome == kNone, "one marker for a slot in the arena");
+  if (opt.zero_copy) lw.home = ir::caller_homes(prog);
+  else lw.home.assign(num_slots, kNone);
 }
 
 // A direct message whose rows are not surely one buffer (consecutive arena

@@ -100,47 +100,37 @@ std::optional<std::vector<ir::SlotId>> plain_slots(std::span<const ir::Combo> pa
 
 // One rank's generated regions.
 //
-// Inputs and outputs in the caller's buffers. A slot that holds an input and
-// is never written (no receive or op writes it, it is no output) is read
-// where the caller's input lies; the first slot of each distinct output is
-// built in the caller's output buffer. Such a slot is emitted as id
-// kNumSlots + b, which Rank::row maps through a table of b pointers on
-// run()'s stack, so nothing is copied in before step 1 or out after the
-// last step — the engine's zero-copy rule. A bound slot is never part of a
-// block of adjacent rows (messages to or from it go row by row). When the
-// caller's outputs overlap its inputs or each other, run() builds the bound
-// outputs in their slots' workspace rows and copies them out at the end, as
-// unbound outputs always are.
+// Inputs and outputs in the caller's buffers, where the engine puts them
+// (ir::caller_homes): an input slot nothing writes is read in the caller's
+// input, an output slot built in the caller's output. Such a slot is
+// emitted as id kNumSlots + b, which Rank::row maps through a table of b
+// pointers on run()'s stack, so nothing is copied in before step 1 or out
+// after the last step. A bound slot is never part of a block of adjacent
+// rows (messages to or from it go row by row). When the caller's outputs
+// overlap its inputs or each other, run() builds the bound outputs in their
+// slots' workspace rows and copies them out at the end, as unbound outputs
+// always are.
 class RankEmitter {
  public:
   RankEmitter(const PlanPrograms& plan, const ir::Program& prog, bool comments)
       : plan_(plan), prog_(prog), comments_(comments), id_(prog.num_slots) {
     for (ir::SlotId s = 0; s < prog.num_slots; ++s) id_[s] = s;
-    std::vector<uint8_t> written(prog.num_slots, 0), is_output(prog.num_slots, 0), inputs(prog.num_slots, 0);
-    for (const auto& st : prog.steps) {
-      for (const auto& rcv : st.recvs)
-        for (ir::SlotId x : rcv.into) written[x] = 1;
-      for (const auto& op : st.ops) written[op.dst] = 1;
-    }
-    for (ir::SlotId x : prog.outputs) is_output[x] = 1;
-    for (ir::SlotId x : prog.inputs) ++inputs[x];
+    const std::vector<uint32_t> home = ir::caller_homes(prog);
+    const uint32_t n_in = static_cast<uint32_t>(prog.inputs.size());
     const auto bind = [&](ir::SlotId x) {
       id_[x] = prog.num_slots + static_cast<uint32_t>(bound_.size());
       bound_.push_back(x);
     };
-    for (uint32_t i = 0; i < prog.inputs.size(); ++i) {
-      const ir::SlotId x = prog.inputs[i];
-      if (!written[x] && !is_output[x] && inputs[x] == 1) {
+    for (uint32_t i = 0; i < n_in; ++i)
+      if (home[prog.inputs[i]] == i) {
         bound_in_.push_back({static_cast<uint32_t>(bound_.size()), i});
-        bind(x);
+        bind(prog.inputs[i]);
       }
-    }
-    for (uint32_t j = 0; j < prog.outputs.size(); ++j) {
-      const ir::SlotId x = prog.outputs[j];
-      if (id_[x] != x) continue;  // a repeated output: copied from the first
-      bound_out_.push_back({static_cast<uint32_t>(bound_.size()), j});
-      bind(x);
-    }
+    for (uint32_t j = 0; j < prog.outputs.size(); ++j)
+      if (home[prog.outputs[j]] == n_in + j) {
+        bound_out_.push_back({static_cast<uint32_t>(bound_.size()), j});
+        bind(prog.outputs[j]);
+      }
   }
 
   std::vector<std::pair<std::string, std::string>> fills(const std::string& name, const std::string& header) {

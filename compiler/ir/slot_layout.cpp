@@ -76,4 +76,24 @@ ir::Program relabel(const ir::Program& prog, const std::vector<uint32_t>& pos) {
   return p;
 }
 
+std::vector<uint32_t> caller_homes(const ir::Program& prog) {
+  std::vector<uint32_t> home(prog.num_slots, kNoHome);
+  std::vector<uint8_t> written(prog.num_slots, 0), listed(prog.num_slots, 0);
+  for (const ir::Step& st : prog.steps) {
+    for (const ir::Recv& r : st.recvs)
+      for (SlotId x : r.into) written[x] = 1;
+    for (const ir::Op& o : st.ops) written[o.dst] = 1;
+  }
+  for (SlotId x : prog.inputs) listed[x] = static_cast<uint8_t>(std::min(listed[x] + 1, 2));
+  const uint32_t n_in = static_cast<uint32_t>(prog.inputs.size());
+  for (uint32_t j = 0; j < prog.outputs.size(); ++j)
+    if (home[prog.outputs[j]] == kNoHome) home[prog.outputs[j]] = n_in + j;
+  for (uint32_t i = 0; i < n_in; ++i) {
+    const SlotId x = prog.inputs[i];
+    // Listed twice, the later input wins: both are copied in order.
+    if (home[x] == kNoHome && !written[x] && listed[x] == 1) home[x] = i;
+  }
+  return home;
+}
+
 }  // namespace collplan::ir

@@ -24,4 +24,15 @@ std::vector<uint32_t> slot_layout(const ir::Program& prog);
 // receives and ops).
 ir::Program relabel(const ir::Program& prog, const std::vector<uint32_t>& pos);
 
+// Where each slot lives when the caller's buffers hold what they can, so
+// that nothing is copied in before step 1 or out after the last step (the
+// engine with zero copy, emitted C++): home[s] = n_in + j for an output slot
+// (its first listing, j, if listed twice), = i for an input slot listed
+// once that is never written (no receive or op writes it) and is no output
+// (read in its input buffer, never written there), else kNoHome (a row of
+// the engine's arena or the emitted code's workspace). An input slot that
+// is also an output is copied into the output's buffer before step 1.
+inline constexpr uint32_t kNoHome = UINT32_MAX;
+std::vector<uint32_t> caller_homes(const ir::Program& prog);
+
 }  // namespace collplan::ir

@@ -195,7 +195,7 @@ class Rank {
   void bind_input(uint32_t b, const void* src) { bound_[b] = const_cast<void*>(src); }
   // Output buffer dst, or with `overlap` the workspace row of `slot`.
   void bind_output(uint32_t b, void* dst, uint32_t slot, bool overlap) {
-    bound_[b] = overlap ? static_cast<void*>(ws_ + static_cast<size_t>(slot) * len_) : dst;
+    bound_[b] = overlap ? static_cast<void*>(row(slot)) : dst;
   }
   // After the last step: copies the output out when it was built aside.
   void unbind_output(uint32_t b, void* dst) {

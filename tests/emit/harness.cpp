@@ -19,11 +19,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "aligned.h"
 #include "harness.h"
 #include "inproc_channel.h"
 
@@ -56,19 +56,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "harness: %s holds %zu bytes, expected %zu\n", argv[2], input.size(), n_in * row);
     return 2;
   }
-  // Every buffer 64-byte aligned, as a caller who cares for speed allocates
-  // them (the contract needs 4): a row that starts mid cache line makes
-  // every 64-byte vector load and store of the kernels touch two lines.
-  // The engine's arena is aligned so too.
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  using Buffer = std::unique_ptr<unsigned char[], Free>;
-  const auto aligned = [](size_t bytes) {
-    return Buffer(static_cast<unsigned char*>(std::aligned_alloc(64, (bytes + 64) / 64 * 64)));
-  };
-  const Buffer in_buf = aligned(input.size()), output = aligned(n_out * row);
-  std::copy(input.begin(), input.end(), in_buf.get());
+  // Every buffer 64-byte aligned (aligned.h), as a caller who cares for
+  // speed allocates them (the contract needs 4) and as the engine's arena is.
+  using Buffer = collplan_test::AlignedVec<unsigned char>;
+  const Buffer in_buf(input.begin(), input.end());
+  Buffer output(n_out * row);
   std::vector<collplan_embedded::Result> results(plan.num_ranks);
   std::vector<std::vector<const void*>> ins(plan.num_ranks);
   std::vector<std::vector<void*>> outs(plan.num_ranks);
@@ -79,20 +71,19 @@ int main(int argc, char** argv) {
   std::vector<std::pair<size_t, size_t>> shared_out;  // (shared index, offset in output)
   size_t in_at = 0, out_at = 0;
   for (uint32_t r = 0; r < plan.num_ranks; ++r) {
-    for (uint32_t i = 0; i < plan.num_inputs(r); ++i, in_at += row) ins[r].push_back(in_buf.get() + in_at);
+    for (uint32_t i = 0; i < plan.num_inputs(r); ++i, in_at += row) ins[r].push_back(in_buf.data() + in_at);
     for (uint32_t j = 0; j < plan.num_outputs(r); ++j, out_at += row) {
       if (in_place && j < plan.num_inputs(r)) {
         const auto* from = static_cast<const unsigned char*>(ins[r][j]);
-        shared.push_back(aligned(row));
-        std::copy(from, from + row, shared.back().get());
-        ins[r][j] = shared.back().get();
-        outs[r].push_back(shared.back().get());
+        shared.emplace_back(from, from + row);
+        ins[r][j] = shared.back().data();
+        outs[r].push_back(shared.back().data());
         shared_out.emplace_back(shared.size() - 1, out_at);
         continue;
       }
-      outs[r].push_back(output.get() + out_at);
+      outs[r].push_back(output.data() + out_at);
     }
-    ws[r] = aligned(plan.workspace_bytes(r, len));
+    ws[r].resize(std::max<size_t>(plan.workspace_bytes(r, len), 1));  // never a null workspace
   }
   // One persistent thread per rank (as the engine's threads runner keeps its
   // workers): a run releases them all and ends when the last one is done, so
@@ -115,7 +106,7 @@ int main(int argc, char** argv) {
           if (quit) return;
           seen = generation;
         }
-        results[r] = plan.run_rank(r, ch, ins[r].data(), outs[r].data(), len, ws[r].get());
+        results[r] = plan.run_rank(r, ch, ins[r].data(), outs[r].data(), len, ws[r].data());
         std::lock_guard<std::mutex> lock(mu);
         if (--running == 0) done_cv.notify_one();
       }
@@ -152,8 +143,8 @@ int main(int argc, char** argv) {
                    results[r].step, results[r].peer, results[r].port);
       rc = 1;
     }
-  for (const auto& [k, at] : shared_out) std::copy(shared[k].get(), shared[k].get() + row, output.get() + at);
-  std::ofstream(argv[3], std::ios::binary).write(reinterpret_cast<const char*>(output.get()),
-                                                  static_cast<std::streamsize>(n_out * row));
+  for (const auto& [k, at] : shared_out) std::copy(shared[k].begin(), shared[k].end(), output.begin() + static_cast<std::ptrdiff_t>(at));
+  std::ofstream(argv[3], std::ios::binary).write(reinterpret_cast<const char*>(output.data()),
+                                                  static_cast<std::streamsize>(output.size()));
   return rc;
 }

@@ -1,9 +1,9 @@
-// std::vector storage aligned to 64 bytes, for the kernel timings: a
-// region that starts mid cache line makes every 64-byte vector load and
-// store touch two lines, and std::vector's malloc gives 16-byte alignment
-// at an offset that differs from buffer to buffer, so two kernels timed on
-// different vectors would not be timed alike (the engine's arena and the
-// emitted code's workspace in the harness are 64-byte aligned).
+// std::vector storage aligned to 64 bytes, for the harness of emitted code
+// and the kernel timings: a region that starts mid cache line makes every
+// 64-byte vector load and store touch two lines, and std::vector's malloc
+// gives 16-byte alignment at an offset that differs from buffer to buffer,
+// so code timed on such vectors is not timed alike with the engine, whose
+// arena is 64-byte aligned.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +11,7 @@
 #include <new>
 #include <vector>
 
-namespace collplan_bench {
+namespace collplan_test {
 
 template <class T>
 struct Aligned64 {
@@ -32,4 +32,4 @@ struct Aligned64 {
 template <class T>
 using AlignedVec = std::vector<T, Aligned64<T>>;
 
-}  // namespace collplan_bench
+}  // namespace collplan_test
