@@ -38,6 +38,11 @@ class RunAborted : public UserError {
 struct EngineOptions {
   bool zero_copy = true;  // false: every slot in the arena, every message staged
   bool use_dot = true;    // group terms into dot-product kernel calls
+  // Complete a send read straight from its slots when its slots are next
+  // written (or after the last step) instead of in the step it is due
+  // (Stats::late_sends). false: every send completes when due, as the
+  // plan's cost model counts it (for comparison).
+  bool late_sends = true;
 };
 
 class Engine {
@@ -76,6 +81,9 @@ class Engine {
     size_t units = 0;              // arena rows
     size_t instructions = 0;       // kernel calls per run (with the copies before step 1 and after the last)
     size_t staged_sends = 0, zero_copy_sends = 0;
+    // Zero-copy sends completed after their step, when their slots are next
+    // written or after the last step, rather than in the step they are due.
+    size_t late_sends = 0;
     size_t staged_recvs = 0, direct_recvs = 0;
     size_t dot_calls = 0;
     uint32_t max_requests = 0;     // outstanding transport requests at once

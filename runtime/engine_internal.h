@@ -86,6 +86,7 @@ struct Engine::Impl {
     uint32_t eval_b = 0, eval_e = 0;    // instrs: payload evaluation
     uint32_t send_b = 0, send_e = 0;    // sends posted in t
     uint32_t rpost_b = 0, rpost_e = 0;  // receives posted in t (messages sent in t)
+    uint32_t late_b = 0, late_e = 0;    // earlier sends completed before t's receives are posted
     uint32_t wait_b = 0, wait_e = 0;    // requests due in t
     uint32_t after_b = 0, after_e = 0;  // instrs: staged receives, then ops
   };
@@ -113,6 +114,17 @@ struct Engine::Impl {
     std::vector<char> send_direct, recv_direct;      // sent from / received into the slots themselves
     std::vector<char> send_fallback, recv_fallback;  // direct, and may be split at run time
     std::vector<uint32_t> home;  // per slot: kNone (arena), else input i or n_in + output j
+    // Per slot, the steps that write it, in increasing order, each with
+    // whether the write is a receive posted into it (in the step its
+    // message is sent) rather than code after the wait (an op, a staged
+    // receive's copy). For completing direct sends late (lower_waits).
+    struct Write {
+      ir::StepNo t;
+      bool posted;
+    };
+    std::vector<std::vector<Write>> writes;
+    std::vector<std::vector<size_t>> late_sends;  // per step: sends completed before its receives are posted
+    std::vector<size_t> last_sends;               // sends completed after the last step
     std::vector<uint64_t> send_bank, recv_bank;  // first unit of each staging bank
     // Request ids: taken when a request is posted, returned after the wait
     // that completes it.
@@ -138,6 +150,7 @@ struct Engine::Impl {
   uint32_t arena_rows = 0, zeroed_rows = 0;  // rows; the first zeroed_rows are zeroed by prepare()
   std::vector<uint32_t> msg_units;           // rows of the direct messages
   uint32_t pro_b = 0, pro_e = 0, epi_b = 0, epi_e = 0;  // instrs before step 1 and after the last step
+  uint32_t last_b = 0, last_e = 0;  // wait_ids: sends completed after the last step
   std::vector<Instr> instrs;
   std::vector<gf::MadTable> mads;
   std::map<Elem, uint32_t> mad_index;
@@ -214,10 +227,13 @@ struct Engine::Impl {
   void compile(const ir::Program& prog);
   Lowering collect_messages(const ir::Program& prog) const;
   void emit_prologue(const ir::Program& prog, const Lowering& lw);
+  void collect_writes(const ir::Program& prog, Lowering& lw) const;
   void emit_step(ir::StepNo t, const ir::Step* st, Lowering& lw);
   void lower_sends(ir::StepNo t, Lowering& lw, StepCode& sc);
   void lower_recvs(ir::StepNo t, Lowering& lw, StepCode& sc);
+  void lower_late(ir::StepNo t, Lowering& lw, StepCode& sc);
   void lower_waits(int64_t due_from, Lowering& lw, StepCode& sc);
+  int64_t late_step(size_t send, ir::StepNo t, const Lowering& lw) const;
   void emit_after(int64_t due_from, const ir::Step* st, const Lowering& lw, StepCode& sc);
   void emit_epilogue(const Lowering& lw);
   void place_direct(MessageRows& msg, std::span<const uint32_t> slots, bool fallback, uint64_t& bank);
@@ -245,6 +261,7 @@ struct Engine::Impl {
   void post_sends(Transport& tr, const StepCode& sc) const;
   void post_recvs(Transport& tr, const StepCode& sc) const;
   void wait_due(Transport& tr, const StepCode& sc) const;
+  void wait_sends(Transport& tr, uint32_t b, uint32_t e, ir::StepNo t) const;
   [[noreturn]] void fail(Transport& tr, Status st, ir::StepNo t, const WaitRef* ref, const char* what) const;
 };
 

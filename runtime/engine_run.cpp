@@ -27,11 +27,13 @@ void Engine::run(Transport& tr, const void* const* inputs, void* const* outputs,
   for (const Impl::StepCode& sc : m.steps) {
     m.exec(sc.eval_b, sc.eval_e);    // payloads into staging
     m.post_sends(tr, sc);
+    m.wait_sends(tr, sc.late_b, sc.late_e, sc.t);  // earlier sends from slots written now
     m.post_recvs(tr, sc);
     m.wait_due(tr, sc);
     m.exec(sc.after_b, sc.after_e);  // staged receives into slots, then ops
   }
 
+  m.wait_sends(tr, m.last_b, m.last_e, m.num_steps);  // sends left outstanding to the end
   st = tr.end();
   if (st != Status::ok) m.fail(tr, st, m.num_steps, nullptr, "finishing the transport:");
   m.exec(m.epi_b, m.epi_e);  // outputs out of their slots
@@ -145,6 +147,14 @@ void Engine::Impl::wait_due(Transport& tr, const StepCode& sc) const {
     for (uint32_t e = 0; e < r.count; ++e) std::memcpy(at(msg_units[r.unit + e]), at(r.fallback + e), row);
     staged += uint64_t{r.count} * row;
   }
+}
+
+// Sends completed late (lower_late): nothing to scatter.
+void Engine::Impl::wait_sends(Transport& tr, uint32_t b, uint32_t e, ir::StepNo t) const {
+  if (e == b) return;
+  size_t failed = 0;
+  const Status st = tr.wait(wait_ids.data() + b, e - b, &failed);
+  if (st != Status::ok) fail(tr, st, t, &wait_refs[b + failed], "completing");
 }
 
 void Engine::Impl::fail(Transport& tr, Status st, ir::StepNo t, const WaitRef* ref, const char* what) const {
