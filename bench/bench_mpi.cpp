@@ -23,7 +23,8 @@
 //             argmin of the same model over its C1, C2 estimate);
 //   allgv     circulant-allgatherv with irregular counts (rank j: 1 + 3j mod 4
 //             elements of ℓ bytes, n = 2) vs MPI_Allgatherv;
-//   allg      circulant-allgather and dissemination-allgather vs
+//   allg      circulant-, dissemination- and (K a power of two)
+//             recursive-doubling-allgather vs
 //             MPI_Allgather (ℓ bytes per rank);
 //   allred    circulant-allreduce and dissemination-allreduce (latency-
 //             optimal) and reduce-scatter-allgather (bandwidth-optimal,
@@ -32,12 +33,19 @@
 //             MPI_Reduce_scatter_block(MPI_BXOR), ℓ bytes per block;
 //   reduce    tree-reduce (n = 1), circulant-reduce and pipelined-reduce
 //             (n = 4) vs MPI_Reduce(MPI_BXOR) to rank 0;
-//   scan      postal-prefix (inclusive) vs MPI_Scan(MPI_BXOR).
+//   scan      postal-prefix (inclusive) vs MPI_Scan(MPI_BXOR);
+//   wrap      (not in the default set) no plan: the dissemination allgather
+//             by hand, messages as one run vs wrapped in two pieces
+//             (bench_wrap below), vs MPI_Allgather.
 // Beside each time: C1, bytes sent by the busiest rank (C2·ℓ for the plan;
 // for the baselines what each algorithm must send at least, (K−1)·ℓ), and the
 // modeled time α·C1 + β·bytes with α, β from a ping-pong between ranks 0 and
 // 1 measured at start. Every plan's output is compared with its baseline's
 // byte for byte before timing; a difference aborts the benchmark.
+//
+// COLLPLAN_LATE_SENDS=0 in the environment: every plan's sends complete in
+// the step they are due (rt::EngineOptions::late_sends = false), to compare
+// with the default in alternating runs.
 //
 // Output: human-readable rows (each plan's with its engine copies: the
 // largest staged and delivered bytes over the ranks, as `collplan run
@@ -56,6 +64,7 @@
 #include <vector>
 
 #include "bench_blocks.h"
+#include "gen/recursive_doubling.h"
 #include "matrix/matrix.h"
 #include "passes/cost.h"
 #include "pipeline/pipeline.h"
@@ -65,6 +74,13 @@
 using namespace collplan;
 
 namespace {
+
+rt::EngineOptions engine_options() {
+  rt::EngineOptions o;
+  const char* late = std::getenv("COLLPLAN_LATE_SENDS");
+  o.late_sends = !late || std::strcmp(late, "0") != 0;
+  return o;
+}
 
 int g_rank = 0, g_size = 0;
 
@@ -232,7 +248,7 @@ void bench_encode(size_t len, int reps, double alpha, double beta) {
 
   std::vector<unsigned char> x(len), y_plan(len), y_rs(len), y_a2a(len), y_hand(len), prod(K * len), recv(K * len);
   for (size_t i = 0; i < len; ++i) x[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
-  mpi::Collective coll(plan, MPI_COMM_WORLD);
+  mpi::Collective coll(plan, MPI_COMM_WORLD, engine_options());
   HandLoop hand(plan, len);
   // Local products: x_k times row k of A (contribution to every rank's output).
   auto products = [&] {
@@ -299,7 +315,7 @@ PlanRun& add_plan(std::vector<Method>& ms, std::vector<std::unique_ptr<PlanRun>>
   const auto res = pipeline::compile(spec, opt);
   runs.push_back(std::make_unique<PlanRun>());
   PlanRun* r = runs.back().get();
-  r->coll = std::make_unique<mpi::Collective>(res.plan, MPI_COMM_WORLD);
+  r->coll = std::make_unique<mpi::Collective>(res.plan, MPI_COMM_WORLD, engine_options());
   r->count = count;
   r->in.resize(r->coll->num_inputs() * count);
   r->out.resize(r->coll->num_outputs() * count);
@@ -405,8 +421,9 @@ void bench_allgatherv(size_t len, int reps, double alpha, double beta) {
   measure_and_report("allgv", len, ms, reps, alpha, beta, "MPI_Allgatherv");
 }
 
-// Allgather: circulant-allgather and dissemination-allgather (n = 1, ℓ bytes
-// per rank) vs MPI_Allgather. Allreduce of ℓ bytes vs
+// Allgather: circulant-allgather, dissemination-allgather and (K a power of
+// two) recursive-doubling-allgather (n = 1, ℓ bytes per rank) vs
+// MPI_Allgather. Allreduce of ℓ bytes vs
 // MPI_Allreduce(MPI_BXOR) (GF(2^8) addition is XOR): the latency-optimal
 // circulant- and dissemination-allreduce (n = 1, the whole vector per
 // message) and the
@@ -429,8 +446,12 @@ void bench_allgather_allreduce(size_t len, int reps, double alpha, double beta) 
   {
     std::vector<Method> ms;
     std::vector<std::unique_ptr<PlanRun>> runs;
-    for (const char* alg : {"circulant-allgather", "dissemination-allgather"})
+    for (const char* alg : {"circulant-allgather", "dissemination-allgather", "recursive-doubling-allgather"}) {
+      if (!gen::recursive_doubling_why_not(spec_of(OpKind::Allgather, 1)).empty() &&
+          std::string(alg) == "recursive-doubling-allgather")
+        continue;  // K not a power of two
       fill(add_plan(ms, runs, alg, spec_of(OpKind::Allgather, 1), alg, len).in, len);
+    }
     std::vector<unsigned char> b(runs[0]->out.size());
     ms.push_back({"mpi allgather", [&] {
                     MPI_Allgather(runs[0]->in.data(), static_cast<int>(len), MPI_BYTE, b.data(),
@@ -548,6 +569,75 @@ void bench_scan(size_t len, int reps, double alpha, double beta) {
   measure_and_report("scan", len, ms, reps, alpha, beta, "MPI_Scan");
 }
 
+// Wrapped messages: the dissemination allgather written by hand over MPI
+// (no collplan), ℓ bytes per rank, in two layouts that move the same bytes
+// in the same messages: "rotated", rank r's blocks at positions relative to
+// r (every message one contiguous run, Bruck's layout before its final
+// rotation), and "rank order", blocks at their rank's offset as
+// MPI_Allgather's receive buffer holds them (a message that passes rank
+// K − 1 is two pieces, one MPI_Type_create_hindexed type), against
+// MPI_Allgather. The difference is what a derived datatype costs over MPI
+// (docs/benchmarks.md, "Wrapped messages").
+void bench_wrap(size_t len, int reps, double alpha, double beta) {
+  const int K = g_size, r = g_rank;
+  std::vector<unsigned char> rot(len * K), ord(len * K), mpi(len * K), mine(len);
+  for (size_t i = 0; i < len; ++i) mine[i] = static_cast<unsigned char>((i * 131 + r * 7919 + 17) & 0xFF);
+  // Positions [0, d) to r − d, positions [d, 2d) from r + d, d doubling
+  // (the last round the K − d positions left).
+  auto round_trip = [&](unsigned char* base, bool rank_order) {
+    std::memcpy(base + (rank_order ? r * len : 0), mine.data(), len);
+    for (int d = 1; d < K; d *= 2) {
+      const int cnt = std::min(d, K - d), to = (r - d + K) % K, from = (r + d) % K;
+      MPI_Request q[2];
+      auto post = [&](int first_pos, bool send, MPI_Request* rq) {
+        const int peer = send ? to : from;
+        if (!rank_order) {
+          unsigned char* p = base + static_cast<size_t>(first_pos) * len;
+          if (send) MPI_Isend(p, static_cast<int>(cnt * len), MPI_BYTE, peer, d, MPI_COMM_WORLD, rq);
+          else MPI_Irecv(p, static_cast<int>(cnt * len), MPI_BYTE, peer, d, MPI_COMM_WORLD, rq);
+          return;
+        }
+        const int a = (r + first_pos) % K;  // the run's first rank
+        unsigned char* p = base + static_cast<size_t>(a) * len;
+        if (a + cnt <= K) {
+          if (send) MPI_Isend(p, static_cast<int>(cnt * len), MPI_BYTE, peer, d, MPI_COMM_WORLD, rq);
+          else MPI_Irecv(p, static_cast<int>(cnt * len), MPI_BYTE, peer, d, MPI_COMM_WORLD, rq);
+          return;
+        }
+        const int n1 = K - a;
+        int lens[2] = {static_cast<int>(n1 * len), static_cast<int>((cnt - n1) * len)};
+        MPI_Aint disp[2] = {0, -static_cast<MPI_Aint>(a * len)};
+        MPI_Datatype t;
+        MPI_Type_create_hindexed(2, lens, disp, MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        if (send) MPI_Isend(p, 1, t, peer, d, MPI_COMM_WORLD, rq);
+        else MPI_Irecv(p, 1, t, peer, d, MPI_COMM_WORLD, rq);
+        MPI_Type_free(&t);
+      };
+      post(d, false, &q[0]);
+      post(0, true, &q[1]);
+      MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    }
+  };
+  std::vector<Method> ms;
+  const auto log2K = static_cast<uint32_t>(std::ceil(std::log2(K)));
+  const double bytes = static_cast<double>(K - 1) * len;
+  ms.push_back({"dissemination rank order (wrapped)", [&] { round_trip(ord.data(), true); }, log2K, bytes, {}});
+  ms.push_back({"dissemination rotated", [&] { round_trip(rot.data(), false); }, log2K, bytes, {}});
+  ms.push_back({"mpi allgather", [&] {
+                  MPI_Allgather(mine.data(), static_cast<int>(len), MPI_BYTE, mpi.data(), static_cast<int>(len),
+                                MPI_BYTE, MPI_COMM_WORLD);
+                },
+                log2K, bytes, {}});
+  for (auto& m : ms) m.run();
+  bool ok = ord == mpi;
+  for (int j = 0; j < K && ok; ++j)
+    ok = std::memcmp(rot.data() + static_cast<size_t>(j) * len, mpi.data() + static_cast<size_t>((r + j) % K) * len,
+                     len) == 0;
+  require_all(ok, "wrap", len);
+  measure_and_report("wrap", len, ms, reps, alpha, beta, "MPI_Allgather");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -555,9 +645,10 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   // bench_mpi [reps] [len,len,...] [group,group,...]
-  // Groups (default all): encode, bcast, allgv, allg (allgather and
-  // allreduce), redscat (reduce-scatter), reduce, scan: fewer groups, more
-  // repetitions in the same time.
+  // Groups (default all but wrap): encode, bcast, allgv, allg (allgather
+  // and allreduce), redscat (reduce-scatter), reduce, scan, wrap (the
+  // hand-written layouts above): fewer groups, more repetitions in the same
+  // time.
   const std::string groups =
       argc > 3 ? std::string(",") + argv[3] + "," : ",encode,bcast,allgv,allg,redscat,reduce,scan,";
   auto want = [&](const char* g) { return groups.find(std::string(",") + g + ",") != std::string::npos; };
@@ -565,9 +656,9 @@ int main(int argc, char** argv) {
     e = groups.find(',', b);
     const std::string g = groups.substr(b, e - b);
     if (g != "encode" && g != "bcast" && g != "allgv" && g != "allg" && g != "redscat" && g != "reduce" &&
-        g != "scan") {
+        g != "scan" && g != "wrap") {
       if (g_rank == 0)
-        std::fprintf(stderr, "bench_mpi: unknown group '%s' (valid: encode, bcast, allgv, allg, redscat, reduce, scan)\n",
+        std::fprintf(stderr, "bench_mpi: unknown group '%s' (valid: encode, bcast, allgv, allg, redscat, reduce, scan, wrap)\n",
                      g.c_str());
       MPI_Finalize();
       return 2;
@@ -607,6 +698,8 @@ int main(int argc, char** argv) {
       for (size_t len : lens) bench_reduce(len, reps, alpha, beta);
     if (want("scan"))
       for (size_t len : lens) bench_scan(len, reps, alpha, beta);
+    if (want("wrap"))
+      for (size_t len : lens) bench_wrap(len, reps, alpha, beta);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mpi: rank %d: %s\n", g_rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 3);

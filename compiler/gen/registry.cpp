@@ -9,6 +9,7 @@
 #include "gen/circulant_plans.h"
 #include "gen/postal.h"
 #include "gen/prepare_shoot.h"
+#include "gen/recursive_doubling.h"
 #include "gen/repair.h"
 #include "gen/searched.h"
 #include "gen/trees.h"
@@ -273,6 +274,18 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const passes::CostModel&) { return circulant_broadcast_cost(s); },
        [](const Spec& s, const passes::CostModel&) { return circulant_why_not(s); },
        circulant_broadcast_local},
+      // Before the circulant and dissemination allgathers: where it applies
+      // its C1, C2 tie theirs, and auto takes the first of equal costs; its
+      // messages are single runs of the caller's buffers (no wrapped pieces).
+      {"recursive-doubling-allgather",
+       "allgather by recursive doubling (recursive multiplying with p ports), K a power of p+1, any lambda; every "
+       "message consecutive ranks' blocks (one piece in rank-ordered buffers); C1 = lambda*log_{p+1} K, "
+       "C2 = n*(K-1)/p, both optimal",
+       {OpKind::Allgather},
+       [](const Spec& s, const passes::CostModel&) { return recursive_doubling_allgather(s); },
+       [](const Spec& s, const passes::CostModel&) { return recursive_doubling_allgather_cost(s); },
+       [](const Spec& s, const passes::CostModel&) { return recursive_doubling_why_not(s); },
+       recursive_doubling_allgather_local},
       {"circulant-allgather",
        "allgather of n blocks per rank on Träff's circulant graph (p = 1, lambda = 1); C1 = ceil(log2 K), "
        "C2 = n(K-1), both optimal",

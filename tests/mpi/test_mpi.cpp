@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "gen/circulant_plans.h"
+#include "gen/recursive_doubling.h"
 #include "gen/registry.h"
 #include "matrix/matrix.h"
 #include "pipeline/pipeline.h"
@@ -364,12 +365,26 @@ int main(int argc, char** argv) {
                  compile(block_op(OpKind::Allgather, 3, 2, 1, Field::gf256()), "dissemination-allgather"));
     check_replay("dissemination-allgather allgatherv p=2",
                  compile(block_op(OpKind::Allgatherv, 2, 1, 1, Field::gf256()), "dissemination-allgather"));
+    // Recursive doubling where K is a power of p + 1 (np 2, 8, 16: p = 1;
+    // np 3: p = 2).
+    for (uint32_t p = 1; p <= 2; ++p) {
+      const Spec rd = block_op(OpKind::Allgather, p, p, 2, Field::gf65536());
+      if (gen::recursive_doubling_why_not(rd).empty())
+        check_replay(fmt::format("recursive-doubling-allgather p={} lambda={}", p, p),
+                     compile(rd, "recursive-doubling-allgather"));
+    }
     check_replay("circulant-allgatherv p=3 (striped)",
                  compile(block_op(OpKind::Allgatherv, 3, 1, 2, Field::gf256()), "circulant-allgatherv"));
     check_replay("dissemination-allreduce p=3 lambda=2",
                  compile(block_op(OpKind::Allreduce, 3, 2, 2, Field::prime(65537)), "dissemination-allreduce"));
     check_replay("reduce-scatter-allgather n=K+3",
                  compile(block_op(OpKind::Allreduce, 1, 1, K + 3, Field::gf256()), "reduce-scatter-allgather"));
+    // Every send completed when due (EngineOptions::late_sends off), as
+    // before sends from slots could complete later.
+    check_replay("postal-broadcast, sends completed when due", compile(broadcast(K, 1, 1, 0, 2), "postal-broadcast"),
+                 rt::EngineOptions{true, true, false});
+    check_replay("postal-prefix, sends completed when due", compile(prefix(K, 2, Field::prime(65537)), "postal-prefix"),
+                 rt::EngineOptions{true, true, false});
     // Block operations: received into the caller's buffer, messages that
     // wrap around it in pieces.
     for (const auto& [op, algorithm] :

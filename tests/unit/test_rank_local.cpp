@@ -115,7 +115,7 @@ TEST_CASE("rank-local: the registry's build_rank hooks", "[rank-local]") {
   // (test_rank_local_generators.cpp covers the non-circulant ones).
   CHECK(gen::rank_local_generator_names() ==
         "postal-prefix, postal-broadcast, tree-broadcast, tree-reduce, pipelined-broadcast, pipelined-reduce, "
-        "circulant-broadcast, circulant-allgather, circulant-allreduce, circulant-allgatherv, circulant-reduce, "
+        "circulant-broadcast, recursive-doubling-allgather, circulant-allgather, circulant-allreduce, circulant-allgatherv, circulant-reduce, "
         "dissemination-allgather, circulant-reduce-scatter, dissemination-reduce-scatter, dissemination-allreduce, "
         "reduce-scatter-allgather");
 }

@@ -27,7 +27,7 @@ namespace {
 const std::vector<std::string> kGenerators = {
     "dissemination-allgather", "dissemination-reduce-scatter", "circulant-reduce-scatter", "dissemination-allreduce",
     "reduce-scatter-allgather", "tree-broadcast",                "tree-reduce",              "pipelined-broadcast",
-    "pipelined-reduce",        "postal-broadcast",             "postal-prefix"};
+    "pipelined-reduce",        "postal-broadcast",             "postal-prefix",            "recursive-doubling-allgather"};
 
 bool rooted(OpKind op) { return op == OpKind::Broadcast || op == OpKind::Reduce; }
 

@@ -1,0 +1,118 @@
+// The recursive-doubling allgather (gen/recursive_doubling_allgather.cpp):
+// every plan through the exact checker over an exhaustive small grid, C1
+// and C2 against the closed forms and the lower bounds, the property it
+// exists for (every message is consecutive ranks' blocks in rank order, so
+// one piece in rank-ordered buffers), replays, refusals, and the choice of
+// `--algorithm auto`.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gen/recursive_doubling.h"
+#include "gen/registry.h"
+#include "passes/cost.h"
+#include "passes/verify.h"
+#include "runtime/check/replay.h"
+#include "support/error.h"
+#include "test_util.h"
+
+using namespace collplan;
+using test::kExact;
+
+namespace {
+
+Spec spec_of(uint32_t K, uint32_t p, uint32_t n, uint32_t lambda = 1) {
+  return test::plain_spec(OpKind::Allgather, K, p, n, lambda, Field::gf256());
+}
+
+// For each send, the output index of each payload slot at the sender: a
+// run first, first + 1, ... in rank-major block order (outputs[a·n + b] is
+// rank a's block b); and the same for the receive's slots at the receiver.
+void check_runs(const ir::Plan& plan) {
+  for (const ir::Program& prog : plan.ranks) {
+    std::vector<uint32_t> out_of(prog.num_slots, UINT32_MAX);
+    for (uint32_t j = 0; j < prog.outputs.size(); ++j) out_of[prog.outputs[j]] = j;
+    auto is_run = [&](const std::vector<uint32_t>& slots) {
+      for (size_t e = 0; e < slots.size(); ++e)
+        if (out_of[slots[e]] != out_of[slots[0]] + e) return false;
+      return true;
+    };
+    for (const ir::Step& st : prog.steps) {
+      for (const ir::Send& s : st.sends) {
+        std::vector<uint32_t> slots;
+        for (const ir::Combo& c : s.payload) {
+          REQUIRE(c.terms.size() == 1);
+          slots.push_back(c.terms[0].slot);
+        }
+        INFO("rank " << prog.rank << " step " << st.t << " send to " << s.to);
+        CHECK(is_run(slots));
+      }
+      for (const ir::Recv& r : st.recvs) {
+        INFO("rank " << prog.rank << " step " << st.t << " receive from " << r.from);
+        CHECK(is_run(std::vector<uint32_t>(r.into.begin(), r.into.end())));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("recursive-doubling allgather: exact, optimal, one run per message, K = (p+1)^m", "[recursive-doubling]") {
+  size_t plans = 0;
+  for (uint32_t p = 1; p <= 4; ++p)
+    for (uint64_t K = p + 1, m = 1; K <= 64; K *= p + 1, ++m)
+      for (uint32_t n : {1u, 2u, 3u, 4u})
+        for (uint32_t lambda : {1u, 2u, 3u}) {
+          INFO(fmt::format("K = {}, p = {}, n = {}, lambda = {}", K, p, n, lambda));
+          const Spec s = spec_of(static_cast<uint32_t>(K), p, n, lambda);
+          const gen::GeneratorInfo& g = gen::find_generator("recursive-doubling-allgather");
+          REQUIRE(g.why_not(s, {}).empty());
+          const ir::Plan plan = g.build(s, {});
+          REQUIRE_NOTHROW(passes::verify(plan, kExact));
+          const passes::CostReport c = passes::cost(plan);
+          CHECK(c.C1 == lambda * m);
+          CHECK(c.C2 == n * (K - 1) / p);
+          CHECK(c.C2 == c.lb_C2);  // the receive-volume bound, met
+          if (lambda == 1) CHECK(c.C1 == c.lb_C1);
+          const auto e = g.estimate(s, {});
+          CHECK(e.C1 == c.C1);
+          CHECK(e.C2 == c.C2);
+          check_runs(plan);
+          for (uint32_t r = 0; r < K; r += K > 9 ? 5 : 1) CHECK(g.build_rank(s, r).program == plan.ranks[r]);
+          if (K <= 16) {
+            const auto rep = rt::replay_and_compare(plan, 13, 5, 1);
+            CHECK(rep.equal);
+          }
+          ++plans;
+        }
+  CHECK(plans == 4 * 3 * (6 + 3 + 3 + 2));  // K = 2..64 for p = 1; 3, 9, 27; 4, 16, 64; 5, 25
+}
+
+TEST_CASE("recursive-doubling allgather: refuses K that is no power of p+1 and other operations", "[recursive-doubling]") {
+  const gen::GeneratorInfo& g = gen::find_generator("recursive-doubling-allgather");
+  for (auto [K, p] : {std::pair{12u, 1u}, std::pair{6u, 2u}, std::pair{8u, 2u}, std::pair{3u, 1u}}) {
+    INFO("K = " << K << ", p = " << p);
+    const std::string why = g.why_not(spec_of(K, p, 1), {});
+    CHECK_THAT(why, Catch::Contains(fmt::format("K a power of p+1 = {} (K = {})", p + 1, K)));
+    CHECK_THROWS_WITH(g.build(spec_of(K, p, 1), {}), Catch::Contains("dissemination-allgather takes any K"));
+    CHECK_THROWS_AS(g.build_rank(spec_of(K, p, 1), 0), UserError);
+  }
+  Spec v = spec_of(4, 1, 1);
+  v.op = OpKind::Allgatherv;
+  v.counts = {1, 2, 0, 1};
+  CHECK_THROWS_WITH(g.build(v, {}), Catch::Contains("computes 'allgather', not 'allgatherv'"));
+  CHECK_THROWS_WITH(g.build_rank(spec_of(4, 1, 1), 4), Catch::Contains("rank 4 is not a processor"));
+}
+
+TEST_CASE("recursive-doubling allgather: auto takes it where K is a power of p+1, the dissemination elsewhere",
+          "[recursive-doubling]") {
+  // Same C1 and C2 as the dissemination allgather where both apply: auto
+  // prefers the one whose messages are single runs.
+  for (auto [K, p] : {std::pair{2u, 1u}, std::pair{8u, 1u}, std::pair{16u, 1u}, std::pair{9u, 2u}, std::pair{64u, 3u}})
+    CHECK(gen::choose_generator(spec_of(K, p, 2), {}).name == "recursive-doubling-allgather");
+  for (auto [K, p] : {std::pair{12u, 1u}, std::pair{5u, 2u}})
+    CHECK(gen::choose_generator(spec_of(K, p, 2), {}).name != "recursive-doubling-allgather");
+}
