@@ -27,8 +27,9 @@
 //             recursive-doubling-allgather vs
 //             MPI_Allgather (ℓ bytes per rank);
 //   allred    circulant-allreduce and dissemination-allreduce (latency-
-//             optimal) and reduce-scatter-allgather (bandwidth-optimal,
-//             n = K chunks) vs MPI_Allreduce(MPI_BXOR) of ℓ bytes;
+//             optimal), reduce-scatter-allgather and (K a power of two)
+//             recursive-halving-doubling (bandwidth-optimal, n = K chunks)
+//             vs MPI_Allreduce(MPI_BXOR) of ℓ bytes;
 //   redscat   circulant- and dissemination-reduce-scatter vs
 //             MPI_Reduce_scatter_block(MPI_BXOR), ℓ bytes per block;
 //   reduce    tree-reduce (n = 1), circulant-reduce and pipelined-reduce
@@ -427,7 +428,8 @@ void bench_allgatherv(size_t len, int reps, double alpha, double beta) {
 // MPI_Allreduce(MPI_BXOR) (GF(2^8) addition is XOR): the latency-optimal
 // circulant- and dissemination-allreduce (n = 1, the whole vector per
 // message) and the
-// bandwidth-optimal reduce-scatter-allgather (n = K chunks of ⌈ℓ/K⌉ bytes,
+// bandwidth-optimal reduce-scatter-allgather and, K a power of two,
+// recursive-halving-doubling (n = K chunks of ⌈ℓ/K⌉ bytes,
 // ℓ padded to K⌈ℓ/K⌉ and ℓ bytes compared).
 void bench_allgather_allreduce(size_t len, int reps, double alpha, double beta) {
   const uint32_t K = static_cast<uint32_t>(g_size);
@@ -473,6 +475,11 @@ void bench_allgather_allreduce(size_t len, int reps, double alpha, double beta) 
     PlanRun& rsag = add_plan(ms, runs, "reduce-scatter-allgather n=K", spec_of(OpKind::Allreduce, K),
                              "reduce-scatter-allgather", chunk);
     fill(rsag.in, len);
+    if (gen::recursive_doubling_why_not(spec_of(OpKind::Allreduce, K)).empty())  // K a power of two
+      fill(add_plan(ms, runs, "recursive-halving-doubling n=K", spec_of(OpKind::Allreduce, K),
+                    "recursive-halving-doubling", chunk)
+               .in,
+           len);
     std::vector<unsigned char> b(len);
     ms.push_back({"mpi allreduce bxor", [&] {
                     MPI_Allreduce(runs[0]->in.data(), b.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR,

@@ -37,8 +37,36 @@ namespace {
 
 constexpr const char* kName = "recursive-doubling-allgather";
 
-// m with (p+1)^m = K, or -1 when K is not a power of p + 1.
-int rounds_of(uint64_t K, uint64_t p) {
+void validate(const Spec& spec, uint32_t rank_local_max) {
+  validate_dissemination_spec(spec, {OpKind::Allgather}, kName, false, rank_local_max);
+  if (const std::string why = recursive_doubling_why_not(spec); !why.empty())
+    user_error("{}: {}; dissemination-allgather takes any K", kName, why);
+}
+
+// Rank r's program: its own blocks in place, the others' received into new
+// slots, outputs in rank order. O(K·n).
+ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
+  using namespace ir;
+  const uint32_t K = ctx.spec.K, n = ctx.spec.blocks;
+  Program prog;
+  prog.rank = r;
+  std::vector<SlotRun> runs(K, SlotRun{SlotRun::kUnset, n});
+  runs[r].first = prog.num_slots;
+  prog.num_slots += n;
+  prog.inputs = runs[r].slots();
+  recursive_doubling_phase(ctx, prog, 1, runs);
+  for (uint32_t a = 0; a < K; ++a)
+    for (uint32_t b = 0; b < n; ++b) prog.outputs.push_back(runs[a][b]);
+  return prog;
+}
+
+uint32_t num_steps(const Spec& spec) {
+  return static_cast<uint32_t>(recursive_rounds(spec.K, spec.p)) * spec.lambda;
+}
+
+}  // namespace
+
+int recursive_rounds(uint64_t K, uint64_t p) {
   int m = 0;
   uint64_t D = 1;
   while (D < K) {
@@ -48,36 +76,23 @@ int rounds_of(uint64_t K, uint64_t p) {
   return D == K ? m : -1;
 }
 
-void validate(const Spec& spec, uint32_t rank_local_max) {
-  validate_dissemination_spec(spec, {OpKind::Allgather}, kName, false, rank_local_max);
-  if (const std::string why = recursive_doubling_why_not(spec); !why.empty()) user_error("{}: {}", kName, why);
-}
-
-// Rank r's program: its own blocks in place, the others' received into new
-// slots, outputs in rank order. O(K·n).
-ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
+uint32_t recursive_doubling_phase(const ir::Plan& ctx, ir::Program& prog, ir::StepNo first_step,
+                                  std::vector<SlotRun>& runs) {
   using namespace ir;
-  const Spec& spec = ctx.spec;
-  const uint32_t K = spec.K, p = spec.p, lambda = spec.lambda, n = spec.blocks;
-  Program prog;
-  prog.rank = r;
-  // first[a]: the slot of rank a's block 0 (its n blocks are consecutive).
-  std::vector<SlotId> first(K, SlotRun::kUnset);
-  first[r] = prog.num_slots;
-  prog.num_slots += n;
-  for (uint32_t b = 0; b < n; ++b) prog.inputs.push_back(first[r] + b);
+  const uint32_t K = ctx.spec.K, p = ctx.spec.p, lambda = ctx.spec.lambda, r = prog.rank;
+  StepNo last = first_step - 1;
   uint64_t D = 1;
   for (uint32_t k = 0; D < K; ++k, D *= p + 1) {
-    const StepNo ts = 1 + k * lambda, tr = ts + lambda - 1;
-    const uint64_t held = r - r % D;                  // r's group: [held, held + D)
-    const uint64_t base = r - r % (D * (p + 1));      // the round's group of p + 1 groups
+    const StepNo ts = first_step + k * lambda, tr = ts + lambda - 1;
+    last = tr;
+    const uint64_t held = r - r % D;              // r's run: [held, held + D)
+    const uint64_t base = r - r % (D * (p + 1));  // the round's group of p + 1 runs
     const uint64_t c = (r / D) % (p + 1);
     std::vector<Combo> payload;
-    payload.reserve(D * n);
     for (uint64_t a = held; a < held + D; ++a)
-      for (uint32_t b = 0; b < n; ++b) payload.push_back(unit(first[a] + b));
+      for (uint32_t e = 0; e < runs[a].count; ++e) payload.push_back(unit(runs[a][e]));
     // Sends first: with λ > 1 the receives are in a later step.
-    for (uint64_t c2 = 0; c2 <= p; ++c2) {
+    for (uint64_t c2 = 0; c2 <= p && !payload.empty(); ++c2) {
       if (c2 == c) continue;
       const auto partner = static_cast<Rank>(base + c2 * D + r % D);
       const auto port = static_cast<Port>((c2 + p - c) % (p + 1));  // (c2 − c − 1) mod (p+1)
@@ -87,33 +102,22 @@ ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
       if (c2 == c) continue;
       const auto partner = static_cast<Rank>(base + c2 * D + r % D);
       const auto port = static_cast<Port>((c + p - c2) % (p + 1));  // the partner's port to r
-      // The partner's group, [base + c2·D, +D), into new consecutive slots.
-      const uint64_t theirs = base + c2 * D;
+      // The partner's run, [base + c2·D, +D), into new consecutive slots.
       std::vector<SlotId> into;
-      into.reserve(D * n);
-      for (uint64_t a = theirs; a < theirs + D; ++a) {
-        first[a] = prog.num_slots;
-        prog.num_slots += n;
-        for (uint32_t b = 0; b < n; ++b) into.push_back(first[a] + b);
+      for (uint64_t a = base + c2 * D; a < base + c2 * D + D; ++a) {
+        runs[a].first = prog.num_slots;
+        prog.num_slots += runs[a].count;
+        for (uint32_t e = 0; e < runs[a].count; ++e) into.push_back(runs[a][e]);
       }
-      prog.at(tr).recvs.push_back(make_recv(ctx, prog, tr, port, partner, into));
+      if (!into.empty()) prog.at(tr).recvs.push_back(make_recv(ctx, prog, tr, port, partner, into));
     }
   }
-  for (uint32_t a = 0; a < K; ++a)
-    for (uint32_t b = 0; b < n; ++b) prog.outputs.push_back(first[a] + b);
-  return prog;
+  return last;
 }
-
-uint32_t num_steps(const Spec& spec) {
-  return static_cast<uint32_t>(rounds_of(spec.K, spec.p)) * spec.lambda;
-}
-
-}  // namespace
 
 std::string recursive_doubling_why_not(const Spec& spec) {
-  if (spec.K < 2 || rounds_of(spec.K, spec.p) < 0)
-    return fmt::format("recursive doubling needs K a power of p+1 = {} (K = {}); dissemination-allgather takes any K",
-                       spec.p + 1, spec.K);
+  if (spec.K < 2 || recursive_rounds(spec.K, spec.p) < 0)
+    return fmt::format("recursive doubling needs K a power of p+1 = {} (K = {})", spec.p + 1, spec.K);
   return {};
 }
 
@@ -130,7 +134,7 @@ ir::RankPlan recursive_doubling_allgather_local(const Spec& spec, uint32_t rank)
 }
 
 PostalSplitCost recursive_doubling_allgather_cost(const Spec& spec) {
-  const int m = rounds_of(spec.K, spec.p);
+  const int m = recursive_rounds(spec.K, spec.p);
   if (m < 0) return {0, 0, UINT32_MAX, UINT64_MAX};
   return {0, 0, static_cast<uint32_t>(m) * spec.lambda, uint64_t{spec.blocks} * (spec.K - 1) / spec.p};
 }

@@ -349,6 +349,18 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const passes::CostModel&) { return dissemination_allreduce_cost(s); },
        {},
        dissemination_allreduce_local},
+      // Before reduce-scatter-allgather: where it applies, the same or a
+      // smaller C2 in as many steps, and every message one run of the
+      // caller's buffer.
+      {"recursive-halving-doubling",
+       "bandwidth-optimal allreduce by recursive halving then doubling (Rabenseifner; recursive multiplying with p "
+       "ports), K a power of p+1, any lambda; every message consecutive chunks; C1 = 2*lambda*log_{p+1} K, "
+       "C2 = 2(K-1)/p*n/K when K | n; use n >= K (--blocks auto)",
+       {OpKind::Allreduce},
+       [](const Spec& s, const passes::CostModel&) { return recursive_halving_doubling(s); },
+       [](const Spec& s, const passes::CostModel&) { return recursive_halving_doubling_cost(s); },
+       [](const Spec& s, const passes::CostModel&) { return recursive_doubling_why_not(s); },
+       recursive_halving_doubling_local},
       {"reduce-scatter-allgather",
        "bandwidth-optimal allreduce: the n blocks in K chunks, dissemination reduce-scatter then allgather, any K, p, "
        "lambda; C1 = 2*lambda*ceil(log_{p+1} K), C2 = 2*ceil(n/K)*ceil((K-1)/p) (2(K-1)/K*n for p = 1, K | n); "

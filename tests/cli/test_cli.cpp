@@ -526,14 +526,17 @@ TEST_CASE("cli: reduce-scatter, p-port allgather and the two allreduces, with --
   CHECK(r.status == 0);
   CHECK(r.output().find("every byte equals the direct computation") != std::string::npos);
   // A long vector: --blocks auto cuts it into K chunks and auto picks
-  // reduce-scatter then allgather; --explain lists the latency-optimal ones.
+  // reduce-scatter then allgather (for K = 8 by recursive halving and
+  // doubling, which ties the dissemination one); --explain lists the
+  // latency-optimal ones.
   r = run_collplan("compile --op allreduce --K 8 --blocks auto --cost-len 1048576 --beta 4000 --tau 0.07 --explain -q -o " +
           plan);
   INFO(r.output());
   REQUIRE(r.status == 0);
   CHECK(r.output().find("dissemination-allreduce      C1 = 3    C2 = 24") != std::string::npos);
-  CHECK(r.output().find("chosen: reduce-scatter-allgather") != std::string::npos);
-  CHECK(r.output().find("algorithm=reduce-scatter-allgather n=8 (blocks auto") != std::string::npos);
+  CHECK(r.output().find("reduce-scatter-allgather     C1 = 6    C2 = 14") != std::string::npos);
+  CHECK(r.output().find("chosen: recursive-halving-doubling") != std::string::npos);
+  CHECK(r.output().find("algorithm=recursive-halving-doubling n=8 (blocks auto") != std::string::npos);
   CHECK(r.output().find("C2 = 14 elements") != std::string::npos);
   // A short one keeps the whole vector per message.
   r = run_collplan("compile --op allreduce --K 8 --p 2 --blocks auto --cost-len 16 --beta 4000 --tau 0.07 -q");

@@ -216,13 +216,14 @@ TEST_CASE("cli calibrate: a latency- and a bandwidth-dominated cost file make au
 
   // Allreduce of 64 KiB over 16 ranks: the latency-optimal allreduce keeps
   // the vector whole (4 steps); reduce-scatter-allgather cuts it into 16
-  // chunks (8 steps, 30/16 of the vector).
+  // chunks (8 steps, 30/16 of the vector; for K = 16 by recursive halving
+  // and doubling).
   const std::string allreduce = "--op allreduce --K 16 --blocks auto --cost-len 65536 --algorithm auto --cost-file ";
   nlohmann::json lat = compile_json(allreduce + latency), bw = compile_json(allreduce + bandwidth);
   CHECK(algorithm(lat) == "circulant-allreduce");
   CHECK(lat["plan"]["blocks"] == 1);
   CHECK(lat["cost"]["C1"] == 4);
-  CHECK(algorithm(bw) == "reduce-scatter-allgather");
+  CHECK(algorithm(bw) == "recursive-halving-doubling");  // K = 16: ties reduce-scatter-allgather
   CHECK(bw["plan"]["blocks"] == 16);
   CHECK(bw["cost"]["C1"] == 8);
   // Modeled times are in seconds: 4 steps x 1e-4 s + 4 x 65536 bytes x 1e-11 s.

@@ -154,7 +154,7 @@ TEST_CASE("spec files: lists as JSON arrays or comma strings, every key as its f
   write_file(d / "a.json", R"({"op": "allreduce", "K": 8, "blocks": "auto", "cost_len": 16, "beta": 4000, "tau": 0.07})");
   CHECK(run_collplan("compile --spec a.json -q", d).output().find("allreduce n=1 (blocks auto") != std::string::npos);
   write_file(d / "b.json", R"({"op": "allreduce", "K": 8, "blocks": "auto", "cost_len": 1048576, "beta": 4000, "tau": 0.07})");
-  CHECK(run_collplan("compile --spec b.json -q", d).output().find("reduce-scatter-allgather n=8") != std::string::npos);
+  CHECK(run_collplan("compile --spec b.json -q", d).output().find("recursive-halving-doubling n=8") != std::string::npos);
   // The command line wins over the file, key by key.
   write_file(d / "spec.json", R"({"K": 6, "matrix": "random", "seed": 9, "beta": 5})");
   CHECK(compile_digest("--spec spec.json --seed 2", d, d) == compile_digest("--K 6 --seed 2", d, d));

@@ -433,14 +433,15 @@ SAME_BYTES_CASE(same_bytes_circulant_allgatherv, "circulant-allgatherv K=5 count
 }
 
 // The p-port collectives: reduce-scatter, allgather (dissemination and
-// recursive doubling), both allreduces.
+// recursive doubling), the allreduces.
 SAME_BYTES_CASE(same_bytes_dissemination, "dissemination and reduce-scatter generators") {
   same_bytes_blocks({{"dissemination-allgather", OpKind::Allgather, 7, 3, 2, Field::gf256(), 2, 0, 13},
                      {"dissemination-reduce-scatter", OpKind::ReduceScatter, 6, 2, 1, Field::gf65536(), 2, 0, 9},
                      {"circulant-reduce-scatter", OpKind::ReduceScatter, 5, 1, 1, Field::prime(65537), 1, 0, 11},
                      {"dissemination-allreduce", OpKind::Allreduce, 9, 2, 1, Field::prime(2147483647), 2, 0, 7},
                      {"reduce-scatter-allgather", OpKind::Allreduce, 6, 1, 1, Field::gf256(), 9, 0, 17},
-                     {"recursive-doubling-allgather", OpKind::Allgather, 9, 2, 2, Field::gf65536(), 2, 0, 11}}, paths);
+                     {"recursive-doubling-allgather", OpKind::Allgather, 9, 2, 2, Field::gf65536(), 2, 0, 11},
+                     {"recursive-halving-doubling", OpKind::Allreduce, 8, 1, 1, Field::prime(65537), 11, 0, 9}}, paths);
 }
 
 TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[emit]") {
@@ -453,7 +454,8 @@ TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[
                                             "circulant-broadcast", "circulant-allgather", "circulant-allreduce",
                                             "circulant-allgatherv", "circulant-reduce", "dissemination-allgather",
                                             "dissemination-reduce-scatter", "circulant-reduce-scatter",
-                                            "dissemination-allreduce", "reduce-scatter-allgather", "recursive-doubling-allgather", "searched",
+                                            "dissemination-allreduce", "reduce-scatter-allgather", "recursive-doubling-allgather",
+                                            "recursive-halving-doubling", "searched",
                                             "repair-decentralized", "repair-tree", "repair-pipelined",
                                             "repair-central", "repair-lagrange"};
   for (const auto& g : gen::generators()) {

@@ -369,9 +369,11 @@ int main(int argc, char** argv) {
     // np 3: p = 2).
     for (uint32_t p = 1; p <= 2; ++p) {
       const Spec rd = block_op(OpKind::Allgather, p, p, 2, Field::gf65536());
-      if (gen::recursive_doubling_why_not(rd).empty())
-        check_replay(fmt::format("recursive-doubling-allgather p={} lambda={}", p, p),
-                     compile(rd, "recursive-doubling-allgather"));
+      if (!gen::recursive_doubling_why_not(rd).empty()) continue;
+      check_replay(fmt::format("recursive-doubling-allgather p={} lambda={}", p, p),
+                   compile(rd, "recursive-doubling-allgather"));
+      check_replay(fmt::format("recursive-halving-doubling p={} n=K+3", p),
+                   compile(block_op(OpKind::Allreduce, p, 1, K + 3, Field::gf256()), "recursive-halving-doubling"));
     }
     check_replay("circulant-allgatherv p=3 (striped)",
                  compile(block_op(OpKind::Allgatherv, 3, 1, 2, Field::gf256()), "circulant-allgatherv"));

@@ -243,9 +243,14 @@ TEST_CASE("allreduce: auto picks by the cost model, --blocks auto one chunk per 
   cm.len = (1 << 20) / 16;
   Spec wide = s;
   wide.blocks = 16;
-  CHECK(gen::choose_generator(wide, cm).name == "reduce-scatter-allgather");
+  // The bandwidth-optimal allreduce: for K = 16 recursive halving-doubling,
+  // whose C1, C2 tie reduce-scatter-allgather's (registered first).
+  CHECK(gen::choose_generator(wide, cm).name == "recursive-halving-doubling");
+  CHECK(gen::find_generator("reduce-scatter-allgather").estimate(wide, cm).C2 ==
+        gen::find_generator("recursive-halving-doubling").estimate(wide, cm).C2);
   cm.len = 4;
   CHECK(gen::choose_generator(wide, cm).name != "reduce-scatter-allgather");
+  CHECK(gen::choose_generator(wide, cm).name != "recursive-halving-doubling");
   // The choice's modeled times, computed here: 2q·β + 2(K−1)·ℓτ against
   // q·β + q·n·ℓτ.
   const auto bw = gen::reduce_scatter_allgather_cost(wide);

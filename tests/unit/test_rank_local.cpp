@@ -117,7 +117,7 @@ TEST_CASE("rank-local: the registry's build_rank hooks", "[rank-local]") {
         "postal-prefix, postal-broadcast, tree-broadcast, tree-reduce, pipelined-broadcast, pipelined-reduce, "
         "circulant-broadcast, recursive-doubling-allgather, circulant-allgather, circulant-allreduce, circulant-allgatherv, circulant-reduce, "
         "dissemination-allgather, circulant-reduce-scatter, dissemination-reduce-scatter, dissemination-allreduce, "
-        "reduce-scatter-allgather");
+        "recursive-halving-doubling, reduce-scatter-allgather");
 }
 
 TEST_CASE("rank-local: per-rank input/output counts the operation defines, without the map", "[rank-local]") {

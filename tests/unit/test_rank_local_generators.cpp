@@ -27,7 +27,8 @@ namespace {
 const std::vector<std::string> kGenerators = {
     "dissemination-allgather", "dissemination-reduce-scatter", "circulant-reduce-scatter", "dissemination-allreduce",
     "reduce-scatter-allgather", "tree-broadcast",                "tree-reduce",              "pipelined-broadcast",
-    "pipelined-reduce",        "postal-broadcast",             "postal-prefix",            "recursive-doubling-allgather"};
+    "pipelined-reduce",        "postal-broadcast",             "postal-prefix",            "recursive-doubling-allgather",
+    "recursive-halving-doubling"};
 
 bool rooted(OpKind op) { return op == OpKind::Broadcast || op == OpKind::Reduce; }
 

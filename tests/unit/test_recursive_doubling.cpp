@@ -1,9 +1,9 @@
-// The recursive-doubling allgather (gen/recursive_doubling_allgather.cpp):
-// every plan through the exact checker over an exhaustive small grid, C1
-// and C2 against the closed forms and the lower bounds, the property it
-// exists for (every message is consecutive ranks' blocks in rank order, so
-// one piece in rank-ordered buffers), replays, refusals, and the choice of
-// `--algorithm auto`.
+// The recursive-doubling allgather and the recursive halving-doubling
+// allreduce (gen/recursive_doubling.h): every plan through the exact checker
+// over an exhaustive small grid, C1 and C2 against the closed forms and the
+// lower bounds, the property they exist for (every message is consecutive
+// ranks' or chunks' blocks in rank order, so one piece in rank-ordered
+// buffers), replays, refusals, and the choice of `--algorithm auto`.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "gen/dissemination.h"
 #include "gen/recursive_doubling.h"
 #include "gen/registry.h"
 #include "passes/cost.h"
@@ -31,14 +32,20 @@ Spec spec_of(uint32_t K, uint32_t p, uint32_t n, uint32_t lambda = 1) {
 // For each send, the output index of each payload slot at the sender: a
 // run first, first + 1, ... in rank-major block order (outputs[a·n + b] is
 // rank a's block b); and the same for the receive's slots at the receiver.
-void check_runs(const ir::Plan& plan) {
+// For the allreduce (outputs_only = false) a phase-1 message's slots are
+// partial sums, not outputs: there the run is one of consecutive slots
+// (the input slots in block order, or fresh slots).
+void check_runs(const ir::Plan& plan, bool outputs_only = true) {
   for (const ir::Program& prog : plan.ranks) {
     std::vector<uint32_t> out_of(prog.num_slots, UINT32_MAX);
     for (uint32_t j = 0; j < prog.outputs.size(); ++j) out_of[prog.outputs[j]] = j;
     auto is_run = [&](const std::vector<uint32_t>& slots) {
-      for (size_t e = 0; e < slots.size(); ++e)
-        if (out_of[slots[e]] != out_of[slots[0]] + e) return false;
-      return true;
+      bool outputs = true, consecutive = true;
+      for (size_t e = 0; e < slots.size(); ++e) {
+        outputs = outputs && out_of[slots[0]] != UINT32_MAX && out_of[slots[e]] == out_of[slots[0]] + e;
+        consecutive = consecutive && slots[e] == slots[0] + e;
+      }
+      return outputs || (!outputs_only && consecutive);
     };
     for (const ir::Step& st : prog.steps) {
       for (const ir::Send& s : st.sends) {
@@ -115,4 +122,57 @@ TEST_CASE("recursive-doubling allgather: auto takes it where K is a power of p+1
     CHECK(gen::choose_generator(spec_of(K, p, 2), {}).name == "recursive-doubling-allgather");
   for (auto [K, p] : {std::pair{12u, 1u}, std::pair{5u, 2u}})
     CHECK(gen::choose_generator(spec_of(K, p, 2), {}).name != "recursive-doubling-allgather");
+}
+
+TEST_CASE("recursive halving-doubling allreduce: exact, one run per message, C2 of the dissemination one",
+          "[recursive-doubling]") {
+  size_t plans = 0;
+  for (uint32_t p = 1; p <= 4; ++p)
+    for (uint64_t K = p + 1, m = 1; K <= 64; K *= p + 1, ++m)
+      for (uint32_t n : {1u, 2u, static_cast<uint32_t>(K) - 1, static_cast<uint32_t>(K), static_cast<uint32_t>(K) + 3,
+                         3 * static_cast<uint32_t>(K)})
+        for (uint32_t lambda : {1u, 2u, 3u}) {
+          if (n == 0) continue;
+          INFO(fmt::format("K = {}, p = {}, n = {}, lambda = {}", K, p, n, lambda));
+          Spec s = spec_of(static_cast<uint32_t>(K), p, n, lambda);
+          s.op = OpKind::Allreduce;
+          const gen::GeneratorInfo& g = gen::find_generator("recursive-halving-doubling");
+          REQUIRE(g.why_not(s, {}).empty());
+          const ir::Plan plan = g.build(s, {});
+          REQUIRE_NOTHROW(passes::verify(plan, kExact));
+          const passes::CostReport c = passes::cost(plan);
+          CHECK(c.C1 == 2 * lambda * m);
+          const auto e = g.estimate(s, {});
+          CHECK(e.C1 == c.C1);
+          CHECK(e.C2 == c.C2);
+          // The same C1 and C2 as the dissemination reduce-scatter-allgather.
+          const auto d = gen::find_generator("reduce-scatter-allgather").estimate(s, {});
+          CHECK(d.C1 == c.C1);
+          CHECK(d.C2 == c.C2);
+          if (n % K == 0) CHECK(c.C2 == 2 * (K - 1) / p * (n / K));
+          check_runs(plan, false);
+          for (uint32_t r = 0; r < K; r += K > 9 ? 5 : 1) CHECK(g.build_rank(s, r).program == plan.ranks[r]);
+          if (K <= 16) CHECK(rt::replay_and_compare(plan, 13, 7, 1).equal);
+          ++plans;
+        }
+  CHECK(plans == 6 * 3 * (6 + 3 + 3 + 2));
+}
+
+TEST_CASE("recursive halving-doubling allreduce: refusals and auto's choice", "[recursive-doubling]") {
+  const gen::GeneratorInfo& g = gen::find_generator("recursive-halving-doubling");
+  Spec s = spec_of(12, 1, 12);
+  s.op = OpKind::Allreduce;
+  CHECK_THAT(g.why_not(s, {}), Catch::Contains("K a power of p+1 = 2 (K = 12)"));
+  CHECK_THROWS_WITH(g.build(s, {}), Catch::Contains("reduce-scatter-allgather takes any K"));
+  CHECK(gen::choose_generator(s, {}).name != "recursive-halving-doubling");
+  CHECK_THROWS_WITH(g.build(spec_of(8, 1, 8), {}), Catch::Contains("computes 'allreduce', not 'allgather'"));
+  // Long vectors (n = K blocks, a large cost length): the bandwidth-optimal
+  // allreduce, and this one where it ties the dissemination's.
+  passes::CostModel cm;
+  cm.len = 1 << 20;
+  for (auto [K, p] : {std::pair{8u, 1u}, std::pair{16u, 1u}, std::pair{9u, 2u}}) {
+    Spec a = spec_of(K, p, K);
+    a.op = OpKind::Allreduce;
+    CHECK(gen::choose_generator(a, cm).name == "recursive-halving-doubling");
+  }
 }

@@ -64,6 +64,10 @@ Expected expected(const std::string& g, const Spec& s) {
   // consistent always. Ordered only where the reduce-scatter part happens to
   // fold in rank order (one block, K = 2, or K = 3 with p = 1).
   if (g == "reduce-scatter-allgather") return {s.blocks == 1 && (K == 2 || (K == 3 && p == 1)), true};
+  // Recursive halving: each chunk summed once at its owner, own partial sum
+  // first, then the partners' by port; in rank order only for one block on
+  // K = 2 (rank 0 owns it: x0 ⊕ x1).
+  if (g == "recursive-halving-doubling") return {s.blocks == 1 && K == 2, true};
   // The postal prefix keeps operand order by construction (verify_order
   // proves it); each item's scan appears once.
   if (g == "postal-prefix") return {true, true};

@@ -1,0 +1,140 @@
+// Bandwidth-optimal allreduce by recursive halving then recursive doubling
+// (Rabenseifner's algorithm; Thakur, Rabenseifner, Gropp 2005), with p ports
+// by recursive multiplying: for K = (p+1)^m.
+//
+// The n blocks are cut into K chunks, chunk a = blocks [chunk_offset(a),
+// chunk_offset(a) + chunk_size(a)) (gen/dissemination.h), held in the input
+// slots, which are the partial sums. Write ranks in base p + 1.
+//   phase 1  rounds j = 0..m−1, S = K/(p+1)^(j+1): before round j rank r
+//            holds partial sums of the chunks of its run of S·(p+1)
+//            consecutive ranks; the run splits by digit into p + 1 runs of
+//            S. r (digit c) sends the partner with digit c′ (r + (c′ − c)·S)
+//            its sums of the partner's S chunks and adds what each partner
+//            sends of its own S chunks. After round m − 1 chunk r is summed
+//            over all ranks.
+//   phase 2  the recursive-doubling allgather of the summed chunks
+//            (gen/recursive_doubling_allgather.cpp).
+// Rank r with digit c talks to digit c′ on port (c′ − c − 1) mod (p+1) in
+// both phases. With λ > 1 every round takes λ steps. Every message is a run
+// of consecutive chunks, so a rank whose vector is one buffer sends and
+// receives it as one piece (docs/collectives.md).
+//
+// C1 = 2λm. C2 = Σ over both phases of the largest message in blocks: a run
+// of D chunks holds at most D⌊n/K⌋ + min(D, n mod K) blocks, and the runs
+// are D = K/(p+1), …, p+1, 1 then 1, p+1, …; for K | n C2 = 2(K−1)/p·n/K,
+// the dissemination reduce-scatter-allgather's where both apply.
+#include <algorithm>
+
+#include "gen/dissemination.h"
+#include "gen/rank_local.h"
+#include "gen/recursive_doubling.h"
+#include "support/error.h"
+
+namespace collplan::gen {
+
+namespace {
+
+constexpr const char* kName = "recursive-halving-doubling";
+
+void validate(const Spec& spec, uint32_t rank_local_max) {
+  validate_dissemination_spec(spec, {OpKind::Allreduce}, kName, false, rank_local_max);
+  if (const std::string why = recursive_doubling_why_not(spec); !why.empty())
+    user_error("{}: {}; reduce-scatter-allgather takes any K", kName, why);
+}
+
+// Rank r: its n input slots, cut into chunks, are the partial sums of phase
+// 1; chunk r, summed, seeds phase 2. O(n + K).
+ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
+  using namespace ir;
+  const Spec& spec = ctx.spec;
+  const uint32_t K = spec.K, p = spec.p, lambda = spec.lambda, n = spec.blocks;
+  const auto m = static_cast<uint32_t>(recursive_rounds(K, p));
+  Program prog;
+  prog.rank = r;
+  prog.num_slots = n;
+  prog.inputs.resize(n);
+  for (SlotId s = 0; s < n; ++s) prog.inputs[s] = s;
+  std::vector<SlotRun> sum(K);
+  for (uint32_t a = 0; a < K; ++a) sum[a] = SlotRun{chunk_offset(n, K, a), chunk_size(n, K, a)};
+  uint64_t S = K;
+  for (uint32_t j = 0; j < m; ++j) {
+    S /= p + 1;
+    const StepNo ts = 1 + j * lambda, tr = ts + lambda - 1;
+    const uint64_t base = r - r % (S * (p + 1));  // the run of S·(p+1) ranks
+    const uint64_t c = (r / S) % (p + 1);
+    const uint64_t mine = base + c * S;           // r's S chunks after this round
+    auto run_elements = [&](uint64_t first) {
+      std::vector<SlotId> v;
+      for (uint64_t a = first; a < first + S; ++a)
+        for (uint32_t e = 0; e < sum[a].count; ++e) v.push_back(sum[a][e]);
+      return v;
+    };
+    for (uint64_t c2 = 0; c2 <= p; ++c2) {
+      if (c2 == c) continue;
+      std::vector<Combo> payload;
+      for (SlotId s : run_elements(base + c2 * S)) payload.push_back(unit(s));
+      if (payload.empty()) continue;
+      const auto partner = static_cast<Rank>(base + c2 * S + r % S);
+      prog.at(ts).sends.push_back(make_send(ctx, prog, static_cast<Port>((c2 + p - c) % (p + 1)), partner, payload));
+    }
+    const std::vector<SlotId> own = run_elements(mine);
+    if (own.empty()) continue;  // n < K: nothing of these chunks to add
+    // Port q's contribution to element i of the run lands in got[q] + i.
+    std::vector<std::pair<Port, SlotId>> got;
+    for (uint64_t c2 = 0; c2 <= p; ++c2) {
+      if (c2 == c) continue;
+      const auto partner = static_cast<Rank>(base + c2 * S + r % S);
+      const auto port = static_cast<Port>((c + p - c2) % (p + 1));
+      std::vector<SlotId> into(own.size());
+      for (SlotId& s : into) s = prog.new_slot();
+      got.emplace_back(port, into[0]);
+      prog.at(tr).recvs.push_back(make_recv(ctx, prog, tr, port, partner, into));
+    }
+    std::sort(got.begin(), got.end());  // add in port order
+    Step& st = prog.at(tr);
+    for (size_t i = 0; i < own.size(); ++i) {
+      std::vector<Term> terms{Term{own[i], 1}};
+      for (const auto& [port, first] : got) terms.push_back(Term{static_cast<SlotId>(first + i), 1});
+      st.ops.push_back(make_op(prog, own[i], std::move(terms)));
+    }
+  }
+  // Phase 2: every rank's summed chunk to every rank.
+  std::vector<SlotRun> runs(K);
+  for (uint32_t a = 0; a < K; ++a) runs[a].count = sum[a].count;
+  runs[r] = sum[r];
+  recursive_doubling_phase(ctx, prog, m * lambda + 1, runs);
+  prog.outputs.reserve(n);
+  for (uint32_t a = 0; a < K; ++a)
+    for (uint32_t e = 0; e < runs[a].count; ++e) prog.outputs.push_back(runs[a][e]);
+  return prog;
+}
+
+uint32_t num_steps(const Spec& spec) {
+  return 2 * static_cast<uint32_t>(recursive_rounds(spec.K, spec.p)) * spec.lambda;
+}
+
+}  // namespace
+
+ir::Plan recursive_halving_doubling(const Spec& spec) {
+  validate(spec, 0);
+  return whole_plan_by_rank(spec, num_steps(spec), rank_program);
+}
+
+ir::RankPlan recursive_halving_doubling_local(const Spec& spec, uint32_t rank) {
+  // Phase 2 walks all K chunks: a rank-local compile keeps the whole-plan
+  // limit on K.
+  validate(spec, kMaxPlanRanks);
+  return one_rank_plan(spec, num_steps(spec), rank, rank_program);
+}
+
+PostalSplitCost recursive_halving_doubling_cost(const Spec& spec) {
+  const int m = recursive_rounds(spec.K, spec.p);
+  if (spec.K < 2 || m < 0) return {0, 0, UINT32_MAX, UINT64_MAX};
+  const uint64_t n = spec.blocks, K = spec.K;
+  auto run_blocks = [&](uint64_t D) { return D * (n / K) + std::min(D, n % K); };
+  uint64_t C2 = 0;
+  for (uint64_t D = 1; D < K; D *= spec.p + 1) C2 += 2 * run_blocks(D);
+  return {0, 0, 2 * static_cast<uint32_t>(m) * spec.lambda, C2};
+}
+
+}  // namespace collplan::gen
