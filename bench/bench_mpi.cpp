@@ -22,7 +22,8 @@
 //             ping-pong α, β below) and pipelined-broadcast (a chain; n the
 //             argmin of the same model over its C1, C2 estimate);
 //   allgv     circulant-allgatherv with irregular counts (rank j: 1 + 3j mod 4
-//             elements of ℓ bytes, n = 2) vs MPI_Allgatherv;
+//             elements of ℓ bytes, n = 2) and (K a power of two)
+//             recursive-doubling-allgather vs MPI_Allgatherv;
 //   allg      circulant-, dissemination- and (K a power of two)
 //             recursive-doubling-allgather vs
 //             MPI_Allgather (ℓ bytes per rank);
@@ -411,6 +412,11 @@ void bench_allgatherv(size_t len, int reps, double alpha, double beta) {
   std::vector<std::unique_ptr<PlanRun>> runs;
   PlanRun& r = add_plan(ms, runs, "circulant-allgatherv n=2", s, "circulant-allgatherv", len);
   for (size_t i = 0; i < r.in.size(); ++i) r.in[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
+  if (gen::recursive_doubling_why_not(s).empty()) {  // K a power of two: n = 1, every message one run
+    Spec one = s;
+    one.blocks = 1;
+    add_plan(ms, runs, "recursive-doubling-allgather", one, "recursive-doubling-allgather", len).in = r.in;
+  }
   std::vector<unsigned char> b(total);
   ms.push_back({"mpi allgatherv", [&] {
                   MPI_Allgatherv(r.in.data(), rcounts[g_rank], MPI_BYTE, b.data(), rcounts.data(), displs.data(),
@@ -418,7 +424,9 @@ void bench_allgatherv(size_t len, int reps, double alpha, double beta) {
                 },
                 static_cast<uint32_t>(std::ceil(std::log2(K))), static_cast<double>(total - rcounts[g_rank]), {}});
   for (auto& m : ms) m.run();
-  require_all(r.out == b, "allgatherv", len);
+  bool ok = true;
+  for (const auto& run : runs) ok = ok && run->out == b;
+  require_all(ok, "allgatherv", len);
   measure_and_report("allgv", len, ms, reps, alpha, beta, "MPI_Allgatherv");
 }
 

@@ -23,7 +23,12 @@
 // C1 = λ·m = λ·log_{p+1} K (the postal bound for λ = 1). C2 = n·Σ_k (p+1)^k
 // = n·(K−1)/p: each port receives D·n elements in round k, and every rank
 // must receive n(K−1) elements through p ports, so C2 is optimal.
+// Allgatherv: rank a's run is counts[a] elements; C2 = Σ_k the largest sum
+// of counts over an aligned run of D ranks (with irregular counts above the
+// receive-volume bound; circulant-allgatherv comes closer to it).
 #include "gen/recursive_doubling.h"
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -37,26 +42,29 @@ namespace {
 
 constexpr const char* kName = "recursive-doubling-allgather";
 
+uint32_t run_size(const Spec& s, uint32_t a) { return s.op == OpKind::Allgatherv ? s.counts[a] : s.blocks; }
+
 void validate(const Spec& spec, uint32_t rank_local_max) {
-  validate_dissemination_spec(spec, {OpKind::Allgather}, kName, false, rank_local_max);
+  validate_dissemination_spec(spec, {OpKind::Allgather, OpKind::Allgatherv}, kName, false, rank_local_max);
   if (const std::string why = recursive_doubling_why_not(spec); !why.empty())
     user_error("{}: {}; dissemination-allgather takes any K", kName, why);
 }
 
-// Rank r's program: its own blocks in place, the others' received into new
-// slots, outputs in rank order. O(K·n).
+// Rank r's program: its own elements in place, the others' received into
+// new slots, outputs in rank order. O(K + elements gathered).
 ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
   using namespace ir;
-  const uint32_t K = ctx.spec.K, n = ctx.spec.blocks;
+  const uint32_t K = ctx.spec.K;
   Program prog;
   prog.rank = r;
-  std::vector<SlotRun> runs(K, SlotRun{SlotRun::kUnset, n});
+  std::vector<SlotRun> runs(K);
+  for (uint32_t a = 0; a < K; ++a) runs[a].count = run_size(ctx.spec, a);
   runs[r].first = prog.num_slots;
-  prog.num_slots += n;
+  prog.num_slots += runs[r].count;
   prog.inputs = runs[r].slots();
   recursive_doubling_phase(ctx, prog, 1, runs);
   for (uint32_t a = 0; a < K; ++a)
-    for (uint32_t b = 0; b < n; ++b) prog.outputs.push_back(runs[a][b]);
+    for (uint32_t e = 0; e < runs[a].count; ++e) prog.outputs.push_back(runs[a][e]);
   return prog;
 }
 
@@ -135,8 +143,21 @@ ir::RankPlan recursive_doubling_allgather_local(const Spec& spec, uint32_t rank)
 
 PostalSplitCost recursive_doubling_allgather_cost(const Spec& spec) {
   const int m = recursive_rounds(spec.K, spec.p);
-  if (m < 0) return {0, 0, UINT32_MAX, UINT64_MAX};
-  return {0, 0, static_cast<uint32_t>(m) * spec.lambda, uint64_t{spec.blocks} * (spec.K - 1) / spec.p};
+  if (spec.K < 2 || m < 0) return {0, 0, UINT32_MAX, UINT64_MAX};
+  const auto C1 = static_cast<uint32_t>(m) * spec.lambda;
+  if (spec.op != OpKind::Allgatherv) return {0, 0, C1, uint64_t{spec.blocks} * (spec.K - 1) / spec.p};
+  // Round k's messages are the aligned runs of D ranks: the largest sum.
+  uint64_t C2 = 0;
+  for (uint64_t D = 1; D < spec.K; D *= spec.p + 1) {
+    uint64_t largest = 0;
+    for (uint64_t g = 0; g < spec.K; g += D) {
+      uint64_t sum = 0;
+      for (uint64_t a = g; a < g + D; ++a) sum += spec.counts[a];
+      largest = std::max(largest, sum);
+    }
+    C2 += largest;
+  }
+  return {0, 0, C1, C2};
 }
 
 }  // namespace collplan::gen

@@ -278,10 +278,10 @@ const std::vector<GeneratorInfo>& generators() {
       // its C1, C2 tie theirs, and auto takes the first of equal costs; its
       // messages are single runs of the caller's buffers (no wrapped pieces).
       {"recursive-doubling-allgather",
-       "allgather by recursive doubling (recursive multiplying with p ports), K a power of p+1, any lambda; every "
-       "message consecutive ranks' blocks (one piece in rank-ordered buffers); C1 = lambda*log_{p+1} K, "
-       "C2 = n*(K-1)/p, both optimal",
-       {OpKind::Allgather},
+       "allgather / allgatherv by recursive doubling (recursive multiplying with p ports), K a power of p+1, any "
+       "lambda; every message consecutive ranks' blocks (one piece in rank-ordered buffers); C1 = lambda*log_{p+1} K, "
+       "C2 = n*(K-1)/p (allgather), both optimal",
+       {OpKind::Allgather, OpKind::Allgatherv},
        [](const Spec& s, const passes::CostModel&) { return recursive_doubling_allgather(s); },
        [](const Spec& s, const passes::CostModel&) { return recursive_doubling_allgather_cost(s); },
        [](const Spec& s, const passes::CostModel&) { return recursive_doubling_why_not(s); },

@@ -372,6 +372,8 @@ int main(int argc, char** argv) {
       if (!gen::recursive_doubling_why_not(rd).empty()) continue;
       check_replay(fmt::format("recursive-doubling-allgather p={} lambda={}", p, p),
                    compile(rd, "recursive-doubling-allgather"));
+      check_replay(fmt::format("recursive-doubling-allgather allgatherv p={}", p),
+                   compile(block_op(OpKind::Allgatherv, p, 1, 1, Field::gf256()), "recursive-doubling-allgather"));
       check_replay(fmt::format("recursive-halving-doubling p={} n=K+3", p),
                    compile(block_op(OpKind::Allreduce, p, 1, K + 3, Field::gf256()), "recursive-halving-doubling"));
     }
