@@ -114,15 +114,12 @@ struct Engine::Impl {
     std::vector<char> send_direct, recv_direct;      // sent from / received into the slots themselves
     std::vector<char> send_fallback, recv_fallback;  // direct, and may be split at run time
     std::vector<uint32_t> home;  // per slot: kNone (arena), else input i or n_in + output j
-    // Per slot, the steps that write it, in increasing order, each with
-    // whether the write is a receive posted into it (in the step its
-    // message is sent) rather than code after the wait (an op, a staged
-    // receive's copy). For completing direct sends late (lower_waits).
-    struct Write {
-      ir::StepNo t;
-      bool posted;
-    };
-    std::vector<std::vector<Write>> writes;
+    // Per direct send: the step of the first write of one of its slots after
+    // its due step's wait (choose_direct_messages), 0 if none, kSameStep if
+    // that write is in the due step itself (an op or a staged receive's copy
+    // after the wait). When a send may complete late (late_step).
+    static constexpr ir::StepNo kSameStep = UINT32_MAX;
+    std::vector<ir::StepNo> send_next_write;
     std::vector<std::vector<size_t>> late_sends;  // per step: sends completed before its receives are posted
     std::vector<size_t> last_sends;               // sends completed after the last step
     std::vector<uint64_t> send_bank, recv_bank;  // first unit of each staging bank
@@ -227,13 +224,13 @@ struct Engine::Impl {
   void compile(const ir::Program& prog);
   Lowering collect_messages(const ir::Program& prog) const;
   void emit_prologue(const ir::Program& prog, const Lowering& lw);
-  void collect_writes(const ir::Program& prog, Lowering& lw) const;
   void emit_step(ir::StepNo t, const ir::Step* st, Lowering& lw);
   void lower_sends(ir::StepNo t, Lowering& lw, StepCode& sc);
   void lower_recvs(ir::StepNo t, Lowering& lw, StepCode& sc);
   void lower_late(ir::StepNo t, Lowering& lw, StepCode& sc);
   void lower_waits(int64_t due_from, Lowering& lw, StepCode& sc);
-  int64_t late_step(size_t send, ir::StepNo t, const Lowering& lw) const;
+  static int64_t late_step(size_t send, const Lowering& lw);
+  void append_waits(const std::vector<size_t>& send_indices, uint32_t& b, uint32_t& e);
   void emit_after(int64_t due_from, const ir::Step* st, const Lowering& lw, StepCode& sc);
   void emit_epilogue(const Lowering& lw);
   void place_direct(MessageRows& msg, std::span<const uint32_t> slots, bool fallback, uint64_t& bank);

@@ -1,8 +1,6 @@
 // The program lowered to the engine's instruction form: code before step 1,
 // per step (payload evaluation, posts, waits, staged receives and ops) and
 // after the last step, with every message's rows and request id fixed.
-#include <algorithm>
-
 #include "runtime/engine_internal.h"
 
 namespace collplan::rt {
@@ -26,7 +24,7 @@ void Engine::Impl::compile(const ir::Program& prog) {
   choose_homes(prog, lw);
   mark_fallbacks(lw);
   lay_out_arena(prog, lw);
-  collect_writes(prog, lw);
+  lw.late_sends.assign(num_steps + 1, {});
 
   emit_prologue(prog, lw);
   size_t si = 0;  // cursor into prog.steps
@@ -34,12 +32,7 @@ void Engine::Impl::compile(const ir::Program& prog) {
     const ir::Step* st = si < prog.steps.size() && prog.steps[si].t == t ? &prog.steps[si++] : nullptr;
     emit_step(t, st, lw);
   }
-  last_b = static_cast<uint32_t>(wait_ids.size());
-  for (size_t i : lw.last_sends) {
-    wait_ids.push_back(sends[i].id);
-    wait_refs.push_back({true, static_cast<uint32_t>(i)});
-  }
-  last_e = static_cast<uint32_t>(wait_ids.size());
+  append_waits(lw.last_sends, last_b, last_e);
   emit_epilogue(lw);
 
   const uint32_t n_in = static_cast<uint32_t>(inputs.size());
@@ -205,61 +198,41 @@ void Engine::Impl::lower_recvs(ir::StepNo t, Lowering& lw, StepCode& sc) {
   range_of(lw.recv_posts[t], sc.rpost_b, sc.rpost_e);
 }
 
-// Every write of a slot after step 0, by step: a receive posted into it (in
-// the step its message is sent: the transport may write it from then on),
-// a staged receive's copy into it and an op's dst (after the wait of their
-// step).
-void Engine::Impl::collect_writes(const ir::Program& prog, Lowering& lw) const {
-  lw.writes.assign(num_slots, {});
-  for (size_t i = 0; i < lw.recvs.size(); ++i) {
-    const ir::Recv& r = *lw.recvs[i].recv;
-    const bool posted = lw.recv_direct[i] != 0;
-    for (uint32_t sl : r.into) lw.writes[sl].push_back({posted ? r.sent_at : lw.recvs[i].due, posted});
-  }
-  for (const ir::Step& st : prog.steps)
-    for (const ir::Op& o : st.ops) lw.writes[o.dst].push_back({st.t, false});
-  for (auto& w : lw.writes)
-    std::stable_sort(w.begin(), w.end(), [](const Lowering::Write& a, const Lowering::Write& b) { return a.t < b.t; });
-  lw.late_sends.assign(num_steps + 1, {});
-}
-
 // A send read straight from its slots need not be complete when it is due:
 // MPI's own collectives leave a send outstanding while they go on, and a
 // rank that waits for every send of a step waits for its receiver to be
 // scheduled and take the data before it may receive or send anything else
 // (on a machine with more ranks than cores, a scheduling round per step).
 // Its rows only have to stay unchanged until it completes. So a direct
-// send (contiguous for sure: no fallback rows, which are staging reused
-// λ steps later) due in step t completes just before the first later write
-// of one of its slots — before the receives of that step are posted — or
-// after the last step if none is written again. Returns that step, 0 for
-// after the last step, or -1 to complete it in step t as before (a slot
-// written from the send's step to t: in its own step's code after the wait).
-int64_t Engine::Impl::late_step(size_t i, ir::StepNo t, const Lowering& lw) const {
+// send that is surely contiguous (no fallback rows, which are staging
+// reused λ steps later) completes just before the first later step that
+// writes one of its slots — before that step's receives are posted — or
+// after the last step if none does (the writes are the zero-copy hazard
+// analysis's, choose_direct_messages). Returns that step, 0 for after the
+// last step, or −1 to complete it when due as before (a slot written by
+// the due step's own code after the wait).
+int64_t Engine::Impl::late_step(size_t i, const Lowering& lw) {
   if (!lw.send_direct[i] || lw.send_fallback[i]) return -1;
-  const ir::StepNo sent = lw.sends[i].t;
-  int64_t first = 0;
-  for (uint32_t sl : plain_slots(*lw.sends[i].send)) {
-    const auto& w = lw.writes[sl];
-    const auto it = std::lower_bound(w.begin(), w.end(), sent,
-                                     [](const Lowering::Write& x, ir::StepNo at) { return x.t < at; });
-    if (it == w.end()) continue;
-    if (it->t <= t) return -1;
-    if (first == 0 || it->t < first) first = it->t;
+  const ir::StepNo next = lw.send_next_write[i];
+  return next == Lowering::kSameStep ? -1 : static_cast<int64_t>(next);
+}
+
+// Waits on the sends `send_indices` (a late wait, or after the last step):
+// their range [b, e) of wait_ids.
+void Engine::Impl::append_waits(const std::vector<size_t>& send_indices, uint32_t& b, uint32_t& e) {
+  b = static_cast<uint32_t>(wait_ids.size());
+  for (size_t i : send_indices) {
+    wait_ids.push_back(sends[i].id);
+    wait_refs.push_back({true, static_cast<uint32_t>(i)});
   }
-  return first;
+  e = static_cast<uint32_t>(wait_ids.size());
 }
 
 // Step t's late sends: completed after its own sends are posted (they may
 // read the same slots) and before its receives are posted. Their ids are
 // free again after this wait.
 void Engine::Impl::lower_late(ir::StepNo t, Lowering& lw, StepCode& sc) {
-  sc.late_b = static_cast<uint32_t>(wait_ids.size());
-  for (size_t i : lw.late_sends[t]) {
-    wait_ids.push_back(sends[i].id);
-    wait_refs.push_back({true, static_cast<uint32_t>(i)});
-  }
-  sc.late_e = static_cast<uint32_t>(wait_ids.size());
+  append_waits(lw.late_sends[t], sc.late_b, sc.late_e);
   for (uint32_t w = sc.late_b; w < sc.late_e; ++w) lw.free_ids.push_back(wait_ids[w]);
 }
 
@@ -270,13 +243,12 @@ void Engine::Impl::lower_late(ir::StepNo t, Lowering& lw, StepCode& sc) {
 void Engine::Impl::lower_waits(int64_t due_from, Lowering& lw, StepCode& sc) {
   sc.wait_b = static_cast<uint32_t>(wait_ids.size());
   if (due_from >= 1) {
-    const auto t = static_cast<ir::StepNo>(due_from + lambda - 1);
     for (size_t i : lw.recv_posts[due_from]) {
       wait_ids.push_back(recvs[i].id);
       wait_refs.push_back({false, static_cast<uint32_t>(i)});
     }
     for (size_t i : lw.send_posts[due_from]) {
-      if (const int64_t late = opt.late_sends ? late_step(i, t, lw) : -1; late >= 0) {
+      if (const int64_t late = opt.late_sends ? late_step(i, lw) : -1; late >= 0) {
         (late == 0 ? lw.last_sends : lw.late_sends[late]).push_back(i);
         ++stats.late_sends;
         continue;

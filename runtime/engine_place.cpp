@@ -18,6 +18,7 @@ using Impl = Engine::Impl;
 // receives, ops.
 enum Phase : uint64_t { kEval = 0, kPost = 1, kWait = 2, kScatter = 3, kOps = 4 };
 constexpr uint64_t tm(uint64_t t, Phase ph) { return t * 8 + ph; }
+constexpr uint64_t step_of(uint64_t time) { return time / 8; }
 
 struct Access {
   uint64_t lo, hi;  // closed interval of virtual time
@@ -103,15 +104,24 @@ void Engine::Impl::choose_direct_messages(const ir::Program& prog, Lowering& lw)
       for (Access& a : acc[s])
         if (a.owner == owner) a.lo = lo;
   }
+  // A direct send also notes its slots' first write after its window: the
+  // step it must complete by if it does not complete when due (late_step).
+  lw.send_next_write.assign(lw.sends.size(), 0);
   for (size_t i = 0; i < lw.sends.size(); ++i) {
     const std::vector<uint32_t> slots = plain_slots(*lw.sends[i].send);
     if (slots.empty()) continue;
-    const uint64_t lo = tm(lw.sends[i].t, kPost), hi = tm(lw.sends[i].t + lambda - 1, kWait);
+    const uint64_t due = lw.sends[i].t + lambda - 1;
+    const uint64_t lo = tm(lw.sends[i].t, kPost), hi = tm(due, kWait);
     bool ok = true;
+    uint64_t next = std::numeric_limits<uint64_t>::max();
     for (uint32_t sl : slots)
       for (const Access& a : acc[sl])
         if (a.write && a.overlaps(lo, hi)) ok = false;
+        else if (a.write && a.lo > hi) next = std::min(next, a.lo);
     lw.send_direct[i] = ok;
+    if (next == std::numeric_limits<uint64_t>::max()) continue;  // never written again
+    const uint64_t step = step_of(next);
+    lw.send_next_write[i] = step <= due ? Lowering::kSameStep : static_cast<ir::StepNo>(step);
   }
 }
 

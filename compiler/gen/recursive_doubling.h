@@ -28,6 +28,34 @@ PostalSplitCost recursive_halving_doubling_cost(const Spec& spec);
 
 // m with (p+1)^m = K, or −1 when K is no power of p + 1.
 int recursive_rounds(uint64_t K, uint64_t p);
+
+// Rank r's partners in a round over runs of D ranks: the ranks at r's
+// place in the p other runs of D of its group of (p+1)·D ranks (they differ
+// from r in digit log_{p+1} D only). A rank with digit c sends to digit c′
+// on port (c′ − c − 1) mod (p+1), distinct on both sides; `run` is the
+// partner's run's first rank, `to_port` the port r sends it on, `from_port`
+// the port it sends r on.
+struct RecursivePartner {
+  ir::Rank rank;
+  uint64_t run;
+  ir::Port to_port, from_port;
+};
+std::vector<RecursivePartner> recursive_partners(uint32_t r, uint64_t D, uint32_t p);
+
+// A generator on these rounds as a per-rank builder (gen/rank_local.h),
+// as DisseminationAlgorithm is for the dissemination ones.
+struct RecursiveAlgorithm {
+  const char* name;
+  std::vector<OpKind> ops;  // the operations it computes
+  const char* elsewhere;    // the generator that takes any K, for the refusal
+  uint32_t phases;          // passes over the rounds: C1 = phases·λ·m
+  ir::Program (*rank)(const ir::Plan& ctx, uint32_t r);
+};
+// The spec checked (K a power of p + 1) and the whole plan built.
+ir::Plan recursive_whole_plan(const Spec& spec, const RecursiveAlgorithm& alg);
+// The same, rank `rank` alone. Every rank walks all K runs, so the
+// whole-plan limit on K stays.
+ir::RankPlan recursive_rank_plan(const Spec& spec, const RecursiveAlgorithm& alg, uint32_t rank);
 // Appends the allgather rounds to rank prog.rank's program from step
 // first_step (round k sent in first_step + kλ, received λ − 1 steps later).
 // On entry runs[prog.rank] holds the rank's own elements and every runs[a]

@@ -40,15 +40,7 @@ namespace collplan::gen {
 
 namespace {
 
-constexpr const char* kName = "recursive-doubling-allgather";
-
 uint32_t run_size(const Spec& s, uint32_t a) { return s.op == OpKind::Allgatherv ? s.counts[a] : s.blocks; }
-
-void validate(const Spec& spec, uint32_t rank_local_max) {
-  validate_dissemination_spec(spec, {OpKind::Allgather, OpKind::Allgatherv}, kName, false, rank_local_max);
-  if (const std::string why = recursive_doubling_why_not(spec); !why.empty())
-    user_error("{}: {}; dissemination-allgather takes any K", kName, why);
-}
 
 // Rank r's program: its own elements in place, the others' received into
 // new slots, outputs in rank order. O(K + elements gathered).
@@ -68,9 +60,8 @@ ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
   return prog;
 }
 
-uint32_t num_steps(const Spec& spec) {
-  return static_cast<uint32_t>(recursive_rounds(spec.K, spec.p)) * spec.lambda;
-}
+const RecursiveAlgorithm kAllgather{"recursive-doubling-allgather", {OpKind::Allgather, OpKind::Allgatherv},
+                                    "dissemination-allgather", 1, rank_program};
 
 }  // namespace
 
@@ -93,34 +84,64 @@ uint32_t recursive_doubling_phase(const ir::Plan& ctx, ir::Program& prog, ir::St
   for (uint32_t k = 0; D < K; ++k, D *= p + 1) {
     const StepNo ts = first_step + k * lambda, tr = ts + lambda - 1;
     last = tr;
-    const uint64_t held = r - r % D;              // r's run: [held, held + D)
-    const uint64_t base = r - r % (D * (p + 1));  // the round's group of p + 1 runs
-    const uint64_t c = (r / D) % (p + 1);
+    const uint64_t held = r - r % D;  // r's run: [held, held + D)
     std::vector<Combo> payload;
     for (uint64_t a = held; a < held + D; ++a)
       for (uint32_t e = 0; e < runs[a].count; ++e) payload.push_back(unit(runs[a][e]));
+    const std::vector<RecursivePartner> partners = recursive_partners(r, D, p);
     // Sends first: with λ > 1 the receives are in a later step.
-    for (uint64_t c2 = 0; c2 <= p && !payload.empty(); ++c2) {
-      if (c2 == c) continue;
-      const auto partner = static_cast<Rank>(base + c2 * D + r % D);
-      const auto port = static_cast<Port>((c2 + p - c) % (p + 1));  // (c2 − c − 1) mod (p+1)
-      prog.at(ts).sends.push_back(make_send(ctx, prog, port, partner, payload));
-    }
-    for (uint64_t c2 = 0; c2 <= p; ++c2) {
-      if (c2 == c) continue;
-      const auto partner = static_cast<Rank>(base + c2 * D + r % D);
-      const auto port = static_cast<Port>((c + p - c2) % (p + 1));  // the partner's port to r
-      // The partner's run, [base + c2·D, +D), into new consecutive slots.
+    if (!payload.empty())
+      for (const RecursivePartner& q : partners)
+        prog.at(ts).sends.push_back(make_send(ctx, prog, q.to_port, q.rank, payload));
+    for (const RecursivePartner& q : partners) {
+      // The partner's run into new consecutive slots.
       std::vector<SlotId> into;
-      for (uint64_t a = base + c2 * D; a < base + c2 * D + D; ++a) {
+      for (uint64_t a = q.run; a < q.run + D; ++a) {
         runs[a].first = prog.num_slots;
         prog.num_slots += runs[a].count;
         for (uint32_t e = 0; e < runs[a].count; ++e) into.push_back(runs[a][e]);
       }
-      if (!into.empty()) prog.at(tr).recvs.push_back(make_recv(ctx, prog, tr, port, partner, into));
+      if (!into.empty()) prog.at(tr).recvs.push_back(make_recv(ctx, prog, tr, q.from_port, q.rank, into));
     }
   }
   return last;
+}
+
+std::vector<RecursivePartner> recursive_partners(uint32_t r, uint64_t D, uint32_t p) {
+  const uint64_t group = r - r % (D * (p + 1));  // p + 1 runs of D ranks
+  const uint64_t c = (r / D) % (p + 1);
+  std::vector<RecursivePartner> out;
+  out.reserve(p);
+  for (uint64_t c2 = 0; c2 <= p; ++c2) {
+    if (c2 == c) continue;
+    out.push_back({static_cast<ir::Rank>(group + c2 * D + r % D), group + c2 * D,
+                   static_cast<ir::Port>((c2 + p - c) % (p + 1)), static_cast<ir::Port>((c + p - c2) % (p + 1))});
+  }
+  return out;
+}
+
+namespace {
+
+void validate(const Spec& spec, const RecursiveAlgorithm& alg, uint32_t rank_local_max) {
+  validate_dissemination_spec(spec, alg.ops, alg.name, false, rank_local_max);
+  if (const std::string why = recursive_doubling_why_not(spec); !why.empty())
+    user_error("{}: {}; {} takes any K", alg.name, why, alg.elsewhere);
+}
+
+uint32_t num_steps(const Spec& spec, const RecursiveAlgorithm& alg) {
+  return alg.phases * static_cast<uint32_t>(recursive_rounds(spec.K, spec.p)) * spec.lambda;
+}
+
+}  // namespace
+
+ir::Plan recursive_whole_plan(const Spec& spec, const RecursiveAlgorithm& alg) {
+  validate(spec, alg, 0);
+  return whole_plan_by_rank(spec, num_steps(spec, alg), alg.rank);
+}
+
+ir::RankPlan recursive_rank_plan(const Spec& spec, const RecursiveAlgorithm& alg, uint32_t rank) {
+  validate(spec, alg, kMaxPlanRanks);
+  return one_rank_plan(spec, num_steps(spec, alg), rank, alg.rank);
 }
 
 std::string recursive_doubling_why_not(const Spec& spec) {
@@ -129,16 +150,10 @@ std::string recursive_doubling_why_not(const Spec& spec) {
   return {};
 }
 
-ir::Plan recursive_doubling_allgather(const Spec& spec) {
-  validate(spec, 0);
-  return whole_plan_by_rank(spec, num_steps(spec), rank_program);
-}
+ir::Plan recursive_doubling_allgather(const Spec& spec) { return recursive_whole_plan(spec, kAllgather); }
 
 ir::RankPlan recursive_doubling_allgather_local(const Spec& spec, uint32_t rank) {
-  // Every rank lists all K ranks' blocks as outputs: one rank is as large
-  // as K, so a rank-local compile keeps the whole-plan limit on K.
-  validate(spec, kMaxPlanRanks);
-  return one_rank_plan(spec, num_steps(spec), rank, rank_program);
+  return recursive_rank_plan(spec, kAllgather, rank);
 }
 
 PostalSplitCost recursive_doubling_allgather_cost(const Spec& spec) {

@@ -26,21 +26,11 @@
 #include <algorithm>
 
 #include "gen/dissemination.h"
-#include "gen/rank_local.h"
 #include "gen/recursive_doubling.h"
-#include "support/error.h"
 
 namespace collplan::gen {
 
 namespace {
-
-constexpr const char* kName = "recursive-halving-doubling";
-
-void validate(const Spec& spec, uint32_t rank_local_max) {
-  validate_dissemination_spec(spec, {OpKind::Allreduce}, kName, false, rank_local_max);
-  if (const std::string why = recursive_doubling_why_not(spec); !why.empty())
-    user_error("{}: {}; reduce-scatter-allgather takes any K", kName, why);
-}
 
 // Rank r: its n input slots, cut into chunks, are the partial sums of phase
 // 1; chunk r, summed, seeds phase 2. O(n + K).
@@ -60,35 +50,27 @@ ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
   for (uint32_t j = 0; j < m; ++j) {
     S /= p + 1;
     const StepNo ts = 1 + j * lambda, tr = ts + lambda - 1;
-    const uint64_t base = r - r % (S * (p + 1));  // the run of S·(p+1) ranks
-    const uint64_t c = (r / S) % (p + 1);
-    const uint64_t mine = base + c * S;           // r's S chunks after this round
     auto run_elements = [&](uint64_t first) {
       std::vector<SlotId> v;
       for (uint64_t a = first; a < first + S; ++a)
         for (uint32_t e = 0; e < sum[a].count; ++e) v.push_back(sum[a][e]);
       return v;
     };
-    for (uint64_t c2 = 0; c2 <= p; ++c2) {
-      if (c2 == c) continue;
+    const std::vector<RecursivePartner> partners = recursive_partners(r, S, p);
+    for (const RecursivePartner& q : partners) {
       std::vector<Combo> payload;
-      for (SlotId s : run_elements(base + c2 * S)) payload.push_back(unit(s));
-      if (payload.empty()) continue;
-      const auto partner = static_cast<Rank>(base + c2 * S + r % S);
-      prog.at(ts).sends.push_back(make_send(ctx, prog, static_cast<Port>((c2 + p - c) % (p + 1)), partner, payload));
+      for (SlotId s : run_elements(q.run)) payload.push_back(unit(s));
+      if (!payload.empty()) prog.at(ts).sends.push_back(make_send(ctx, prog, q.to_port, q.rank, payload));
     }
-    const std::vector<SlotId> own = run_elements(mine);
+    const std::vector<SlotId> own = run_elements(r - r % S);  // r's S chunks after this round
     if (own.empty()) continue;  // n < K: nothing of these chunks to add
     // Port q's contribution to element i of the run lands in got[q] + i.
     std::vector<std::pair<Port, SlotId>> got;
-    for (uint64_t c2 = 0; c2 <= p; ++c2) {
-      if (c2 == c) continue;
-      const auto partner = static_cast<Rank>(base + c2 * S + r % S);
-      const auto port = static_cast<Port>((c + p - c2) % (p + 1));
+    for (const RecursivePartner& q : partners) {
       std::vector<SlotId> into(own.size());
       for (SlotId& s : into) s = prog.new_slot();
-      got.emplace_back(port, into[0]);
-      prog.at(tr).recvs.push_back(make_recv(ctx, prog, tr, port, partner, into));
+      got.emplace_back(q.from_port, into[0]);
+      prog.at(tr).recvs.push_back(make_recv(ctx, prog, tr, q.from_port, q.rank, into));
     }
     std::sort(got.begin(), got.end());  // add in port order
     Step& st = prog.at(tr);
@@ -109,22 +91,15 @@ ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
   return prog;
 }
 
-uint32_t num_steps(const Spec& spec) {
-  return 2 * static_cast<uint32_t>(recursive_rounds(spec.K, spec.p)) * spec.lambda;
-}
+const RecursiveAlgorithm kHalvingDoubling{"recursive-halving-doubling", {OpKind::Allreduce}, "reduce-scatter-allgather",
+                                          2, rank_program};
 
 }  // namespace
 
-ir::Plan recursive_halving_doubling(const Spec& spec) {
-  validate(spec, 0);
-  return whole_plan_by_rank(spec, num_steps(spec), rank_program);
-}
+ir::Plan recursive_halving_doubling(const Spec& spec) { return recursive_whole_plan(spec, kHalvingDoubling); }
 
 ir::RankPlan recursive_halving_doubling_local(const Spec& spec, uint32_t rank) {
-  // Phase 2 walks all K chunks: a rank-local compile keeps the whole-plan
-  // limit on K.
-  validate(spec, kMaxPlanRanks);
-  return one_rank_plan(spec, num_steps(spec), rank, rank_program);
+  return recursive_rank_plan(spec, kHalvingDoubling, rank);
 }
 
 PostalSplitCost recursive_halving_doubling_cost(const Spec& spec) {

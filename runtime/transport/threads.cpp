@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -65,10 +64,9 @@ size_t ThreadsWorld::pending() const {
 }
 
 size_t mailbox_capacity(const ir::Plan& plan, ir::Rank r) {
-  std::set<std::pair<ir::Rank, ir::Port>> sources;
-  for (const ir::Step& st : plan.ranks.at(r).steps)
-    for (const ir::Recv& rv : st.recvs) sources.insert({rv.from, rv.port});
-  return sources.size() * 2 * std::max<uint32_t>(plan.spec.lambda, 1);
+  size_t messages = 0;
+  for (const ir::Step& st : plan.ranks.at(r).steps) messages += st.recvs.size();
+  return messages;
 }
 
 // ─── ThreadsTransport ────────────────────────────────────────────────────────

@@ -156,11 +156,12 @@ class ThreadsWorld {
   std::atomic<bool> aborted_{false};
 };
 
-// Mailbox entries rank r may need at once under `plan`: 2λ per (sender,
-// port) pair that ever sends to r. A sender posts its step-j message only
-// after the message of step j−λ completed (so r has reached step j−λ), and r
-// releases the message of step i in step i+λ−1; so while r is in step R the
-// messages of steps R−λ+1 .. R+λ may be held.
+// Mailbox entries rank r may need at once under `plan`: one per message r
+// receives in a run. An entry lives from its first post to the later of
+// the two waits, and the engine completes a send late (docs/runtime.md,
+// "Sends completed late"): a sender may post a whole run of messages to r
+// before r takes the first (a chain's head sends its n blocks at once), so
+// no bound per sender tighter than its messages holds.
 size_t mailbox_capacity(const ir::Plan& plan, ir::Rank r);
 
 // Runs every rank of a plan on its own persistent thread, repeatedly.
