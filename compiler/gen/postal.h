@@ -72,6 +72,60 @@ ir::Plan postal_broadcast(const Spec& spec);
 // p·m) for m steps, K up to kMaxRankLocalRanks. UserError for rank >= K.
 ir::RankPlan postal_broadcast_local(const Spec& spec, uint32_t rank);
 
+// Reduce (block-wise sum of every rank's n blocks) into spec.root on the
+// same tree, reversed: a broadcast message sent in step s and received in
+// step r becomes a message of partial sums sent in step m+1−r and received
+// in step m+1−s. Exactly m = min{t : G(t) >= K} steps (the postal bound,
+// reversed), C2 = n·(m−λ+1). For λ = 1 the (p+1)-nomial tree reduce;
+// for λ >= K − 1 with p = 1 the star (every rank sends to the root, which
+// receives one message a step).
+ir::Plan postal_reduce(const Spec& spec);
+ir::RankPlan postal_reduce_local(const Spec& spec, uint32_t rank);
+
+// Allreduce: postal_reduce into rank 0, then postal_broadcast from it.
+// Exactly 2m steps, C2 = 2n·(m−λ+1): more than the dissemination
+// allreduce's λ·⌈log_{p+1} K⌉ steps for small λ, fewer for some large λ.
+// For machines where a message's latency is long against the time to post
+// one, so that a large λ models them and the two trees become stars.
+ir::Plan postal_allreduce(const Spec& spec);
+ir::RankPlan postal_allreduce_local(const Spec& spec, uint32_t rank);
+
+// ─── Per-rank parts, for the generators above ──────────────────────────────
+//
+// A generator on the postal tree as a per-rank builder (gen/rank_local.h):
+// the whole plan and a rank compiled alone both come from `rank`, given
+// G(0..m). Its plan takes `rounds`·m steps (one tree, or two in a row).
+struct PostalTreeAlgorithm {
+  OpKind op;
+  const char* name;  // for messages: "the <name> generator computes ..."
+  uint32_t rounds;
+  ir::Program (*rank)(const ir::Plan& ctx, const std::vector<uint64_t>& G, uint32_t rank);
+};
+// Validated as a whole plan (validate_spec_basics) or a rank alone (K up to
+// kMaxRankLocalRanks); UserError when spec.op is not alg.op.
+ir::Plan postal_tree_whole_plan(const Spec& spec, const PostalTreeAlgorithm& alg);
+ir::RankPlan postal_tree_rank_plan(const Spec& spec, const PostalTreeAlgorithm& alg, uint32_t rank);
+// Where position x > 0 (relative to the root) joins the broadcast tree: it
+// receives in step j, through port `port`, from position `parent`.
+struct PostalParent {
+  uint32_t j;
+  uint32_t port;
+  uint64_t parent;
+};
+PostalParent postal_parent(const std::vector<uint64_t>& G, uint32_t p, uint32_t lambda, uint64_t x);
+// prog.rank's part of the postal broadcast from `root`, in steps
+// offset+1 .. offset+m: the root forwards `held` (its n slots); any other
+// rank receives n fresh slots and forwards them. Returns the slots the rank
+// holds at the end.
+std::vector<ir::SlotId> postal_broadcast_part(const ir::Plan& ctx, const std::vector<uint64_t>& G, ir::Program& prog,
+                                              uint32_t root, std::vector<ir::SlotId> held, uint32_t offset);
+// prog.rank's part of the postal reduce into `root`, in steps
+// offset+1 .. offset+m: `acc` (its n slots) plus its subtree's partial sums;
+// a rank other than the root sends the result to its parent. Returns the
+// slots of the rank's final partial sums (at the root: the reduce's result).
+std::vector<ir::SlotId> postal_reduce_part(const ir::Plan& ctx, const std::vector<uint64_t>& G, ir::Program& prog,
+                                           uint32_t root, std::vector<ir::SlotId> acc, uint32_t offset);
+
 // The paper's §4 split of n items over P ranks: the first n − P·⌊n/P⌋ ranks
 // hold ⌈n/P⌉ items, the others ⌊n/P⌋ (n = 75, P = 10: 8,8,8,8,8,7,7,7,7,7).
 std::vector<uint32_t> postal_block_counts(uint32_t n, uint32_t P);

@@ -21,69 +21,94 @@
 
 namespace collplan::gen {
 
-namespace {
+PostalParent postal_parent(const std::vector<uint64_t>& G, uint32_t p, uint32_t lambda, uint64_t x) {
+  // G(j) = 1 below λ, so j >= λ here; W_{x,j}'s holder is on port t.
+  const uint32_t m = static_cast<uint32_t>(G.size() - 1);
+  const uint32_t j = static_cast<uint32_t>(std::upper_bound(G.begin(), G.end(), x) - G.begin());
+  COLLPLAN_ASSERT(x > 0 && j <= m && j >= lambda, "postal tree: a rank was not reached");
+  const std::vector<uint32_t> W = postal_W(G, p, lambda, x, j);
+  const uint64_t t = (x - G[j - 1]) / G[j - lambda];
+  COLLPLAN_ASSERT(t < W.size() && W[t] < G[j - lambda], "postal tree: no holder in W");
+  return {j, static_cast<uint32_t>(t), W[t]};
+}
 
 // Relative rank x = (r − root) mod K. Reached in the step j with
 // G(j−1) <= x < G(j) (the root holds from the start), then a sender in
 // every later step with receivers left: O(log K + p·m), m the step count.
-ir::Program postal_broadcast_rank(const ir::Plan& ctx, const std::vector<uint64_t>& G, uint32_t r) {
+std::vector<ir::SlotId> postal_broadcast_part(const ir::Plan& ctx, const std::vector<uint64_t>& G, ir::Program& prog,
+                                              uint32_t root, std::vector<ir::SlotId> held, uint32_t offset) {
   using namespace ir;
   const Spec& spec = ctx.spec;
   const uint64_t K = spec.K;
   const uint32_t p = spec.p, lam = spec.lambda, n = spec.blocks;
   const uint32_t m = static_cast<uint32_t>(G.size() - 1);
-  const uint64_t x = (uint64_t{r} + K - spec.root) % K;
-  auto rank_of = [&](uint64_t y) { return static_cast<Rank>((y + spec.root) % K); };
-  Program prog;
-  prog.rank = r;
-  std::vector<SlotId> held;
+  const uint64_t x = (uint64_t{prog.rank} + K - root) % K;
+  auto rank_of = [&](uint64_t y) { return static_cast<Rank>((y + root) % K); };
   uint32_t reached = 0;  // the step x holds the blocks after
-  if (x == 0) {
-    for (uint32_t b = 0; b < n; ++b) prog.inputs.push_back(prog.new_slot());
-    held.assign(prog.inputs.begin(), prog.inputs.end());
-  } else {
-    // G(j) = 1 below λ, so j >= λ here; W_{x,j}'s holder is on port t.
-    const uint32_t j = static_cast<uint32_t>(std::upper_bound(G.begin(), G.end(), x) - G.begin());
-    COLLPLAN_ASSERT(j <= m && j >= lam, "postal broadcast: a rank was not reached");
-    const std::vector<uint32_t> W = postal_W(G, p, lam, x, j);
-    const uint64_t t = (x - G[j - 1]) / G[j - lam];
-    COLLPLAN_ASSERT(t < W.size() && W[t] < G[j - lam], "postal broadcast: no holder in W");
+  if (x != 0) {
+    const PostalParent up = postal_parent(G, p, lam, x);
+    held.clear();
     for (uint32_t b = 0; b < n; ++b) held.push_back(prog.new_slot());
-    prog.at(j).recvs.push_back(make_recv(ctx, prog, j, static_cast<Port>(t), rank_of(W[t]), held));
-    reached = j;
+    prog.at(offset + up.j).recvs.push_back(make_recv(ctx, prog, offset + up.j, up.port, rank_of(up.parent), held));
+    reached = up.j;
   }
   for (uint32_t j = reached + 1; j <= m; ++j) {
     const std::vector<uint32_t> U = postal_U(G, p, lam, K, x, j);
     if (U.empty()) continue;
     std::vector<Combo> payload;
     for (SlotId s : held) payload.push_back(unit(s));
-    Step& st = prog.at(j);
+    Step& st = prog.at(offset + j);
     for (uint32_t t = 0; t < U.size(); ++t) st.sends.push_back(make_send(ctx, prog, t, rank_of(U[t]), payload));
   }
-  prog.outputs = held;
-  return prog;
+  return held;
 }
 
-std::vector<uint64_t> postal_broadcast_G(const Spec& spec, uint32_t rank_local_max) {
+namespace {
+
+std::vector<uint64_t> postal_tree_G(const Spec& spec, uint32_t rank_local_max, const PostalTreeAlgorithm& alg) {
   if (rank_local_max == 0) validate_spec_basics(spec);
   else validate_spec_ranges(spec, rank_local_max);
-  if (spec.op != OpKind::Broadcast)
-    user_error("the postal broadcast generator computes 'broadcast', not '{}'", op_name(spec.op));
+  if (spec.op != alg.op)
+    user_error("the {} generator computes '{}', not '{}'", alg.name, op_name(alg.op), op_name(spec.op));
   return postal_G(spec.p, spec.lambda, spec.K);
 }
 
-}  // namespace
-
-ir::Plan postal_broadcast(const Spec& spec) {
-  const std::vector<uint64_t> G = postal_broadcast_G(spec, 0);
-  return whole_plan_by_rank(spec, static_cast<uint32_t>(G.size() - 1),
-                            [&](const ir::Plan& ctx, uint32_t r) { return postal_broadcast_rank(ctx, G, r); });
+uint32_t postal_tree_steps(const std::vector<uint64_t>& G, const PostalTreeAlgorithm& alg) {
+  return checked_steps(uint64_t{alg.rounds} * (G.size() - 1), alg.name);
 }
 
+ir::Program postal_broadcast_rank(const ir::Plan& ctx, const std::vector<uint64_t>& G, uint32_t r) {
+  ir::Program prog;
+  prog.rank = r;
+  std::vector<ir::SlotId> held;
+  if (r == ctx.spec.root) {
+    for (uint32_t b = 0; b < ctx.spec.blocks; ++b) prog.inputs.push_back(prog.new_slot());
+    held.assign(prog.inputs.begin(), prog.inputs.end());
+  }
+  prog.outputs = postal_broadcast_part(ctx, G, prog, ctx.spec.root, std::move(held), 0);
+  return prog;
+}
+
+constexpr PostalTreeAlgorithm kPostalBroadcast{OpKind::Broadcast, "postal broadcast", 1, postal_broadcast_rank};
+
+}  // namespace
+
+ir::Plan postal_tree_whole_plan(const Spec& spec, const PostalTreeAlgorithm& alg) {
+  const std::vector<uint64_t> G = postal_tree_G(spec, 0, alg);
+  return whole_plan_by_rank(spec, postal_tree_steps(G, alg),
+                            [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, G, r); });
+}
+
+ir::RankPlan postal_tree_rank_plan(const Spec& spec, const PostalTreeAlgorithm& alg, uint32_t rank) {
+  const std::vector<uint64_t> G = postal_tree_G(spec, kMaxRankLocalRanks, alg);
+  return one_rank_plan(spec, postal_tree_steps(G, alg), rank,
+                       [&](const ir::Plan& ctx, uint32_t r) { return alg.rank(ctx, G, r); });
+}
+
+ir::Plan postal_broadcast(const Spec& spec) { return postal_tree_whole_plan(spec, kPostalBroadcast); }
+
 ir::RankPlan postal_broadcast_local(const Spec& spec, uint32_t rank) {
-  const std::vector<uint64_t> G = postal_broadcast_G(spec, kMaxRankLocalRanks);
-  return one_rank_plan(spec, static_cast<uint32_t>(G.size() - 1), rank,
-                       [&](const ir::Plan& ctx, uint32_t r) { return postal_broadcast_rank(ctx, G, r); });
+  return postal_tree_rank_plan(spec, kPostalBroadcast, rank);
 }
 
 }  // namespace collplan::gen

@@ -170,6 +170,16 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const passes::CostModel&) { return nomial_tree_estimate(s); },
        {},
        tree_reduce_local},
+      // After tree-reduce: for λ = 1 the same tree and cost (auto keeps
+      // tree-reduce on the tie); for λ > 1 fewer steps.
+      {"postal-reduce",
+       "reduce (block-wise sum) of n blocks into any root on the postal G-tree, the postal broadcast reversed; exactly "
+       "min{t : G(t) >= K} steps (a star for p = 1, lambda >= K-1)",
+       {OpKind::Reduce},
+       [](const Spec& s, const passes::CostModel&) { return postal_reduce(s); },
+       [](const Spec& s, const passes::CostModel&) { return postal_tree_estimate(s, s.K, s.blocks); },
+       {},
+       postal_reduce_local},
       {"pipelined-broadcast",
        "broadcast of n blocks streamed one block per message down the p-ary tree (a chain for p = 1); C1 = n-1+D*lambda "
        "for tree depth D: for long buffers",
@@ -370,6 +380,18 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const passes::CostModel&) { return reduce_scatter_allgather_cost(s); },
        {},
        reduce_scatter_allgather_local},
+      {"postal-allreduce",
+       "allreduce as a postal reduce into rank 0 then a postal broadcast from it; C1 = 2*min{t : G(t) >= K}, "
+       "C2 = 2n*(C1/2-lambda+1): for large lambda, where both trees are stars",
+       {OpKind::Allreduce},
+       [](const Spec& s, const passes::CostModel&) { return postal_allreduce(s); },
+       [](const Spec& s, const passes::CostModel&) {
+         const PostalSplitCost one = postal_tree_estimate(s, s.K, s.blocks);
+         return PostalSplitCost{0, 0, static_cast<uint32_t>(std::min<uint64_t>(2 * uint64_t{one.C1}, UINT32_MAX)),
+                                2 * one.C2};
+       },
+       {},
+       postal_allreduce_local},
   });
   return g;
 }

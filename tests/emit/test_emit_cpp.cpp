@@ -444,6 +444,14 @@ SAME_BYTES_CASE(same_bytes_dissemination, "dissemination and reduce-scatter gene
                      {"recursive-halving-doubling", OpKind::Allreduce, 8, 1, 1, Field::prime(65537), 11, 0, 9}}, paths);
 }
 
+// The postal tree reversed, and reduce then broadcast on it.
+SAME_BYTES_CASE(same_bytes_postal_reduce, "postal-reduce and postal-allreduce") {
+  same_bytes_blocks({{"postal-reduce", OpKind::Reduce, 7, 2, 2, Field::gf65536(), 3, 4, 13},
+                     {"postal-reduce", OpKind::Reduce, 6, 1, 5, Field::gf256(), 1, 0, 9},
+                     {"postal-allreduce", OpKind::Allreduce, 6, 1, 5, Field::prime(65537), 2, 0, 11},
+                     {"postal-allreduce", OpKind::Allreduce, 9, 3, 2, Field::gf256(), 1, 0, 7}}, paths);
+}
+
 TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[emit]") {
   // A new generator must get a same-bytes case: this list is the cases above.
   const std::vector<std::string> covered = {"prepare-shoot", "postal-allgather", "postal-prepare-shoot", "postal-prefix",
@@ -455,7 +463,7 @@ TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[
                                             "circulant-allgatherv", "circulant-reduce", "dissemination-allgather",
                                             "dissemination-reduce-scatter", "circulant-reduce-scatter",
                                             "dissemination-allreduce", "reduce-scatter-allgather", "recursive-doubling-allgather",
-                                            "recursive-halving-doubling", "searched",
+                                            "recursive-halving-doubling", "postal-reduce", "postal-allreduce", "searched",
                                             "repair-decentralized", "repair-tree", "repair-pipelined",
                                             "repair-central", "repair-lagrange"};
   for (const auto& g : gen::generators()) {

@@ -383,6 +383,17 @@ int main(int argc, char** argv) {
                  compile(block_op(OpKind::Allreduce, 3, 2, 2, Field::prime(65537)), "dissemination-allreduce"));
     check_replay("reduce-scatter-allgather n=K+3",
                  compile(block_op(OpKind::Allreduce, 1, 1, K + 3, Field::gf256()), "reduce-scatter-allgather"));
+    // The stars (λ = K − 1) and a postal tree with two ports; the reduce
+    // into the last rank.
+    check_replay("postal-allreduce lambda=K-1",
+                 compile(block_op(OpKind::Allreduce, 1, std::max(K - 1, 1u), 2, Field::gf256()), "postal-allreduce"));
+    check_replay("postal-allreduce p=2 lambda=2",
+                 compile(block_op(OpKind::Allreduce, 2, 2, 1, Field::prime(65537)), "postal-allreduce"));
+    {
+      Spec r = block_op(OpKind::Reduce, 1, std::max(K - 1, 1u), 3, Field::gf65536());
+      r.root = K - 1;
+      check_replay("postal-reduce root=K-1 lambda=K-1", compile(r, "postal-reduce"));
+    }
     // Every send completed when due (EngineOptions::late_sends off), as
     // before sends from slots could complete later.
     check_replay("postal-broadcast, sends completed when due", compile(broadcast(K, 1, 1, 0, 2), "postal-broadcast"),

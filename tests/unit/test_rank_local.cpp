@@ -114,10 +114,10 @@ TEST_CASE("rank-local: the registry's build_rank hooks", "[rank-local]") {
   // Every generator whose ranks need no other rank's program has one
   // (test_rank_local_generators.cpp covers the non-circulant ones).
   CHECK(gen::rank_local_generator_names() ==
-        "postal-prefix, postal-broadcast, tree-broadcast, tree-reduce, pipelined-broadcast, pipelined-reduce, "
+        "postal-prefix, postal-broadcast, tree-broadcast, tree-reduce, postal-reduce, pipelined-broadcast, pipelined-reduce, "
         "circulant-broadcast, recursive-doubling-allgather, circulant-allgather, circulant-allreduce, circulant-allgatherv, circulant-reduce, "
         "dissemination-allgather, circulant-reduce-scatter, dissemination-reduce-scatter, dissemination-allreduce, "
-        "recursive-halving-doubling, reduce-scatter-allgather");
+        "recursive-halving-doubling, reduce-scatter-allgather, postal-allreduce");
 }
 
 TEST_CASE("rank-local: per-rank input/output counts the operation defines, without the map", "[rank-local]") {

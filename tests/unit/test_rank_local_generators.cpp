@@ -28,7 +28,7 @@ const std::vector<std::string> kGenerators = {
     "dissemination-allgather", "dissemination-reduce-scatter", "circulant-reduce-scatter", "dissemination-allreduce",
     "reduce-scatter-allgather", "tree-broadcast",                "tree-reduce",              "pipelined-broadcast",
     "pipelined-reduce",        "postal-broadcast",             "postal-prefix",            "recursive-doubling-allgather",
-    "recursive-halving-doubling"};
+    "recursive-halving-doubling", "postal-reduce", "postal-allreduce"};
 
 bool rooted(OpKind op) { return op == OpKind::Broadcast || op == OpKind::Reduce; }
 
@@ -168,7 +168,8 @@ TEST_CASE("rank-local generators: huge K where one rank is small, the whole-plan
       {"pipelined-broadcast", OpKind::Broadcast, 2, 1},    {"pipelined-broadcast", OpKind::Broadcast, 3, 2},
       {"pipelined-reduce", OpKind::Reduce, 3, 1},          {"pipelined-reduce", OpKind::Reduce, 2, 4},
       {"postal-broadcast", OpKind::Broadcast, 2, 3},       {"postal-prefix", OpKind::Prefix, 1, 1},
-      {"postal-prefix", OpKind::Prefix, 3, 2}};
+      {"postal-prefix", OpKind::Prefix, 3, 2},           {"postal-reduce", OpKind::Reduce, 2, 3},
+      {"postal-allreduce", OpKind::Allreduce, 1, 4}};
   for (const Big& b : bigs) {
     Spec spec = test::block_spec(b.op, K, b.op == OpKind::Prefix ? 1 : 4, 7);
     spec.p = b.p;

@@ -47,6 +47,12 @@ Expected expected(const std::string& g, const Spec& s) {
   // (K <= p+1) or, for the pipelined reduce, the p = 1 chain 0 ← 1 ← 2 ...
   // Each result is computed once, so they are consistent.
   if (g == "tree-reduce") return {s.root == 0 && K <= p + 1, true};
+  // The postal tree reversed: the root hears the children it would have
+  // broadcast to last first, so a root with children in two steps folds out
+  // of order; with K <= p+1 every child is heard in one step, in port order.
+  // The allreduce is that reduce into rank 0, then copies.
+  if (g == "postal-reduce") return {s.root == 0 && K <= p + 1, true};
+  if (g == "postal-allreduce") return {K <= p + 1, true};
   if (g == "pipelined-reduce") return {s.root == 0 && (p == 1 || K <= p + 1), true};
   // The circulant reduce runs the circulant broadcast backwards: partial
   // sums over wrapped-around rank ranges, in order only for K = 2.
