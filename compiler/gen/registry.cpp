@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gen/decentralized.h"
+#include "gen/direct.h"
 #include "gen/dissemination_build.h"
 #include "gen/circulant_plans.h"
 #include "gen/postal.h"
@@ -335,6 +336,16 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const passes::CostModel&) { return dissemination_allgather_cost(s); },
        {},
        dissemination_allgather_local},
+      // After the dissemination allgather: for small lambda more steps, the
+      // same C2; auto takes it where a large lambda makes it the fewer.
+      {"direct-allgather",
+       "allgather / allgatherv by direct exchange: in step t every rank sends its own blocks to the p ranks "
+       "(t-1)p+1.. (t-1)p+p ahead; C1 = ceil((K-1)/p)+lambda-1, C2 = n*ceil((K-1)/p): for large lambda",
+       {OpKind::Allgather, OpKind::Allgatherv},
+       [](const Spec& s, const passes::CostModel&) { return direct_allgather(s); },
+       [](const Spec& s, const passes::CostModel&) { return direct_allgather_cost(s); },
+       {},
+       direct_allgather_local},
       {"circulant-reduce-scatter",
        "reduce-scatter (rank k gets block k of the sum): Träff's circulant allgather run backwards (p = 1, lambda = "
        "1); C1 = ceil(log2 K), C2 = n(K-1), both optimal",
@@ -351,6 +362,14 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const passes::CostModel&) { return dissemination_reduce_scatter_cost(s); },
        {},
        dissemination_reduce_scatter_local},
+      {"direct-reduce-scatter",
+       "reduce-scatter by direct exchange: in step t every rank sends its blocks for the p ranks (t-1)p+1.. "
+       "(t-1)p+p ahead straight to them; C1 = ceil((K-1)/p)+lambda-1, C2 = n*ceil((K-1)/p): for large lambda",
+       {OpKind::ReduceScatter},
+       [](const Spec& s, const passes::CostModel&) { return direct_reduce_scatter(s); },
+       [](const Spec& s, const passes::CostModel&) { return direct_reduce_scatter_cost(s); },
+       {},
+       direct_reduce_scatter_local},
       {"dissemination-allreduce",
        "latency-optimal allreduce with p ports (Träff's circulant allreduce generalised), any K, p, lambda; C1 = "
        "lambda*ceil(log_{p+1} K), C2 = n*ceil(log_{p+1} K)",

@@ -452,6 +452,11 @@ SAME_BYTES_CASE(same_bytes_postal_reduce, "postal-reduce and postal-allreduce") 
                      {"postal-allreduce", OpKind::Allreduce, 9, 3, 2, Field::gf256(), 1, 0, 7}}, paths);
 }
 
+SAME_BYTES_CASE(same_bytes_direct, "direct-allgather and direct-reduce-scatter") {
+  same_bytes_blocks({{"direct-allgather", OpKind::Allgather, 7, 2, 3, Field::gf65536(), 2, 0, 13},
+                     {"direct-reduce-scatter", OpKind::ReduceScatter, 6, 1, 5, Field::prime(65537), 2, 0, 9}}, paths);
+}
+
 TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[emit]") {
   // A new generator must get a same-bytes case: this list is the cases above.
   const std::vector<std::string> covered = {"prepare-shoot", "postal-allgather", "postal-prepare-shoot", "postal-prefix",
@@ -463,7 +468,8 @@ TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[
                                             "circulant-allgatherv", "circulant-reduce", "dissemination-allgather",
                                             "dissemination-reduce-scatter", "circulant-reduce-scatter",
                                             "dissemination-allreduce", "reduce-scatter-allgather", "recursive-doubling-allgather",
-                                            "recursive-halving-doubling", "postal-reduce", "postal-allreduce", "searched",
+                                            "recursive-halving-doubling", "postal-reduce", "postal-allreduce", "direct-allgather",
+                                            "direct-reduce-scatter", "searched",
                                             "repair-decentralized", "repair-tree", "repair-pipelined",
                                             "repair-central", "repair-lagrange"};
   for (const auto& g : gen::generators()) {

@@ -389,6 +389,10 @@ int main(int argc, char** argv) {
                  compile(block_op(OpKind::Allreduce, 1, std::max(K - 1, 1u), 2, Field::gf256()), "postal-allreduce"));
     check_replay("postal-allreduce p=2 lambda=2",
                  compile(block_op(OpKind::Allreduce, 2, 2, 1, Field::prime(65537)), "postal-allreduce"));
+    check_replay("direct-allgather allgatherv lambda=K-1",
+                 compile(block_op(OpKind::Allgatherv, 1, std::max(K - 1, 1u), 1, Field::gf256()), "direct-allgather"));
+    check_replay("direct-reduce-scatter p=2 lambda=2",
+                 compile(block_op(OpKind::ReduceScatter, 2, 2, 2, Field::gf65536()), "direct-reduce-scatter"));
     {
       Spec r = block_op(OpKind::Reduce, 1, std::max(K - 1, 1u), 3, Field::gf65536());
       r.root = K - 1;

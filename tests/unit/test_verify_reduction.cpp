@@ -61,6 +61,9 @@ Expected expected(const std::string& g, const Spec& s) {
   // ... (mod K), starting from its own: wrapped around, never in rank order
   // (K = 2: rank 1 forms x_1 ⊕ x_0). One result per output: consistent.
   if (g == "circulant-reduce-scatter" || g == "dissemination-reduce-scatter") return {false, true};
+  // The direct reduce-scatter: own block first, then r − 1, r − 2, ...:
+  // the same.
+  if (g == "direct-reduce-scatter") return {false, true};
   // Every rank folds the sum itself, starting from its own block and going
   // around the circle, so for K >= 3 ranks build different trees (rank 0
   // ((x1⊕x2)⊕x0), rank 1 ((x0⊕x2)⊕x1)): not consistent. K = 2: one node,
