@@ -1,5 +1,6 @@
 // Recursive doubling for K a power of p + 1: the allgather
-// (gen/recursive_doubling_allgather.cpp) and the allreduce by recursive
+// (gen/recursive_doubling_allgather.cpp), the reduce-scatter by recursive
+// halving (gen/recursive_halving.cpp) and the allreduce by recursive
 // halving then doubling (gen/recursive_halving_doubling.cpp). Every message
 // is a run of consecutive ranks' (or chunks') elements in rank order, so a
 // rank whose outputs are one buffer sends and receives every message as one
@@ -25,6 +26,11 @@ std::string recursive_doubling_why_not(const Spec& spec);
 ir::Plan recursive_halving_doubling(const Spec& spec);
 ir::RankPlan recursive_halving_doubling_local(const Spec& spec, uint32_t rank);
 PostalSplitCost recursive_halving_doubling_cost(const Spec& spec);
+
+// Reduce-scatter by recursive halving (the allreduce's first phase alone).
+ir::Plan recursive_halving(const Spec& spec);
+ir::RankPlan recursive_halving_local(const Spec& spec, uint32_t rank);
+PostalSplitCost recursive_halving_cost(const Spec& spec);
 
 // m with (p+1)^m = K, or −1 when K is no power of p + 1.
 int recursive_rounds(uint64_t K, uint64_t p);
@@ -64,5 +70,10 @@ ir::RankPlan recursive_rank_plan(const Spec& spec, const RecursiveAlgorithm& alg
 // step used.
 uint32_t recursive_doubling_phase(const ir::Plan& ctx, ir::Program& prog, ir::StepNo first_step,
                                   std::vector<SlotRun>& runs);
+// Appends the recursive-halving rounds from step 1 (round j sent in step
+// 1 + jλ, received λ − 1 steps later): sum[a] holds prog.rank's partial
+// sums of chunk a (any counts, 0 allowed), updated in place; after the last
+// round sum[prog.rank] is chunk prog.rank summed over all ranks.
+void recursive_halving_phase(const ir::Plan& ctx, ir::Program& prog, const std::vector<SlotRun>& sum);
 
 }  // namespace collplan::gen

@@ -37,8 +37,8 @@ namespace {
 ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
   using namespace ir;
   const Spec& spec = ctx.spec;
-  const uint32_t K = spec.K, p = spec.p, lambda = spec.lambda, n = spec.blocks;
-  const auto m = static_cast<uint32_t>(recursive_rounds(K, p));
+  const uint32_t K = spec.K, lambda = spec.lambda, n = spec.blocks;
+  const auto m = static_cast<uint32_t>(recursive_rounds(K, spec.p));
   Program prog;
   prog.rank = r;
   prog.num_slots = n;
@@ -46,40 +46,7 @@ ir::Program rank_program(const ir::Plan& ctx, uint32_t r) {
   for (SlotId s = 0; s < n; ++s) prog.inputs[s] = s;
   std::vector<SlotRun> sum(K);
   for (uint32_t a = 0; a < K; ++a) sum[a] = SlotRun{chunk_offset(n, K, a), chunk_size(n, K, a)};
-  uint64_t S = K;
-  for (uint32_t j = 0; j < m; ++j) {
-    S /= p + 1;
-    const StepNo ts = 1 + j * lambda, tr = ts + lambda - 1;
-    auto run_elements = [&](uint64_t first) {
-      std::vector<SlotId> v;
-      for (uint64_t a = first; a < first + S; ++a)
-        for (uint32_t e = 0; e < sum[a].count; ++e) v.push_back(sum[a][e]);
-      return v;
-    };
-    const std::vector<RecursivePartner> partners = recursive_partners(r, S, p);
-    for (const RecursivePartner& q : partners) {
-      std::vector<Combo> payload;
-      for (SlotId s : run_elements(q.run)) payload.push_back(unit(s));
-      if (!payload.empty()) prog.at(ts).sends.push_back(make_send(ctx, prog, q.to_port, q.rank, payload));
-    }
-    const std::vector<SlotId> own = run_elements(r - r % S);  // r's S chunks after this round
-    if (own.empty()) continue;  // n < K: nothing of these chunks to add
-    // Port q's contribution to element i of the run lands in got[q] + i.
-    std::vector<std::pair<Port, SlotId>> got;
-    for (const RecursivePartner& q : partners) {
-      std::vector<SlotId> into(own.size());
-      for (SlotId& s : into) s = prog.new_slot();
-      got.emplace_back(q.from_port, into[0]);
-      prog.at(tr).recvs.push_back(make_recv(ctx, prog, tr, q.from_port, q.rank, into));
-    }
-    std::sort(got.begin(), got.end());  // add in port order
-    Step& st = prog.at(tr);
-    for (size_t i = 0; i < own.size(); ++i) {
-      std::vector<Term> terms{Term{own[i], 1}};
-      for (const auto& [port, first] : got) terms.push_back(Term{static_cast<SlotId>(first + i), 1});
-      st.ops.push_back(make_op(prog, own[i], std::move(terms)));
-    }
-  }
+  recursive_halving_phase(ctx, prog, sum);
   // Phase 2: every rank's summed chunk to every rank.
   std::vector<SlotRun> runs(K);
   for (uint32_t a = 0; a < K; ++a) runs[a].count = sum[a].count;

@@ -346,6 +346,17 @@ const std::vector<GeneratorInfo>& generators() {
        [](const Spec& s, const passes::CostModel&) { return direct_allgather_cost(s); },
        {},
        direct_allgather_local},
+      // Before the circulant and dissemination reduce-scatters: where it
+      // applies, the same C1 and C2 (or less), and every message one run of
+      // the caller's buffer, so auto takes it on the tie.
+      {"recursive-halving",
+       "reduce-scatter by recursive halving (recursive multiplying with p ports), K a power of p+1, any lambda; "
+       "every message consecutive ranks' blocks; C1 = lambda*log_{p+1} K, C2 = n(K-1)/p, both optimal",
+       {OpKind::ReduceScatter},
+       [](const Spec& s, const passes::CostModel&) { return recursive_halving(s); },
+       [](const Spec& s, const passes::CostModel&) { return recursive_halving_cost(s); },
+       [](const Spec& s, const passes::CostModel&) { return recursive_doubling_why_not(s); },
+       recursive_halving_local},
       {"circulant-reduce-scatter",
        "reduce-scatter (rank k gets block k of the sum): Träff's circulant allgather run backwards (p = 1, lambda = "
        "1); C1 = ceil(log2 K), C2 = n(K-1), both optimal",

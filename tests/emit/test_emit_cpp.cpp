@@ -441,7 +441,8 @@ SAME_BYTES_CASE(same_bytes_dissemination, "dissemination and reduce-scatter gene
                      {"dissemination-allreduce", OpKind::Allreduce, 9, 2, 1, Field::prime(2147483647), 2, 0, 7},
                      {"reduce-scatter-allgather", OpKind::Allreduce, 6, 1, 1, Field::gf256(), 9, 0, 17},
                      {"recursive-doubling-allgather", OpKind::Allgather, 9, 2, 2, Field::gf65536(), 2, 0, 11},
-                     {"recursive-halving-doubling", OpKind::Allreduce, 8, 1, 1, Field::prime(65537), 11, 0, 9}}, paths);
+                     {"recursive-halving-doubling", OpKind::Allreduce, 8, 1, 1, Field::prime(65537), 11, 0, 9},
+                     {"recursive-halving", OpKind::ReduceScatter, 9, 2, 2, Field::gf256(), 2, 0, 13}}, paths);
 }
 
 // The postal tree reversed, and reduce then broadcast on it.
@@ -468,7 +469,7 @@ TEST_CASE("emit-cpp same bytes: every registered generator is covered above", "[
                                             "circulant-allgatherv", "circulant-reduce", "dissemination-allgather",
                                             "dissemination-reduce-scatter", "circulant-reduce-scatter",
                                             "dissemination-allreduce", "reduce-scatter-allgather", "recursive-doubling-allgather",
-                                            "recursive-halving-doubling", "postal-reduce", "postal-allreduce", "direct-allgather",
+                                            "recursive-halving-doubling", "recursive-halving", "postal-reduce", "postal-allreduce", "direct-allgather",
                                             "direct-reduce-scatter", "searched",
                                             "repair-decentralized", "repair-tree", "repair-pipelined",
                                             "repair-central", "repair-lagrange"};

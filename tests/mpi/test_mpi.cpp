@@ -374,6 +374,8 @@ int main(int argc, char** argv) {
                    compile(rd, "recursive-doubling-allgather"));
       check_replay(fmt::format("recursive-doubling-allgather allgatherv p={}", p),
                    compile(block_op(OpKind::Allgatherv, p, 1, 1, Field::gf256()), "recursive-doubling-allgather"));
+      check_replay(fmt::format("recursive-halving p={} lambda=2", p),
+                   compile(block_op(OpKind::ReduceScatter, p, 2, 2, Field::gf65536()), "recursive-halving"));
       check_replay(fmt::format("recursive-halving-doubling p={} n=K+3", p),
                    compile(block_op(OpKind::Allreduce, p, 1, K + 3, Field::gf256()), "recursive-halving-doubling"));
     }

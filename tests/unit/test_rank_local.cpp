@@ -116,7 +116,8 @@ TEST_CASE("rank-local: the registry's build_rank hooks", "[rank-local]") {
   CHECK(gen::rank_local_generator_names() ==
         "postal-prefix, postal-broadcast, tree-broadcast, tree-reduce, postal-reduce, pipelined-broadcast, pipelined-reduce, "
         "circulant-broadcast, recursive-doubling-allgather, circulant-allgather, circulant-allreduce, circulant-allgatherv, circulant-reduce, "
-        "dissemination-allgather, direct-allgather, circulant-reduce-scatter, dissemination-reduce-scatter, "
+        "dissemination-allgather, direct-allgather, recursive-halving, circulant-reduce-scatter, "
+        "dissemination-reduce-scatter, "
         "direct-reduce-scatter, dissemination-allreduce, "
         "recursive-halving-doubling, reduce-scatter-allgather, postal-allreduce");
 }

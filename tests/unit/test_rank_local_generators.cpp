@@ -28,7 +28,8 @@ const std::vector<std::string> kGenerators = {
     "dissemination-allgather", "dissemination-reduce-scatter", "circulant-reduce-scatter", "dissemination-allreduce",
     "reduce-scatter-allgather", "tree-broadcast",                "tree-reduce",              "pipelined-broadcast",
     "pipelined-reduce",        "postal-broadcast",             "postal-prefix",            "recursive-doubling-allgather",
-    "recursive-halving-doubling", "postal-reduce", "postal-allreduce", "direct-allgather", "direct-reduce-scatter"};
+    "recursive-halving-doubling", "postal-reduce", "postal-allreduce", "direct-allgather", "direct-reduce-scatter",
+    "recursive-halving"};
 
 bool rooted(OpKind op) { return op == OpKind::Broadcast || op == OpKind::Reduce; }
 

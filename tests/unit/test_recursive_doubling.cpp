@@ -235,6 +235,52 @@ TEST_CASE("recursive halving-doubling allreduce: refusals and auto's choice", "[
   }
 }
 
+TEST_CASE("recursive-halving reduce-scatter: exact, optimal, one run per message", "[recursive-doubling]") {
+  size_t plans = 0;
+  for (uint32_t p = 1; p <= 4; ++p)
+    for (uint64_t K = p + 1, m = 1; K <= 64; K *= p + 1, ++m)
+      for (uint32_t n : {1u, 2u, 3u})
+        for (uint32_t lambda : {1u, 2u, 3u}) {
+          INFO(fmt::format("K = {}, p = {}, n = {}, lambda = {}", K, p, n, lambda));
+          Spec s = spec_of(static_cast<uint32_t>(K), p, n, lambda);
+          s.op = OpKind::ReduceScatter;
+          const gen::GeneratorInfo& g = gen::find_generator("recursive-halving");
+          REQUIRE(g.why_not(s, {}).empty());
+          const ir::Plan plan = g.build(s, {});
+          REQUIRE_NOTHROW(passes::verify(plan, kExact));
+          const passes::CostReport c = passes::cost(plan);
+          CHECK(c.C1 == lambda * m);
+          CHECK(c.C2 == n * (K - 1) / p);
+          CHECK(c.C2 == c.lb_C2);  // the receive-volume bound, met
+          if (lambda == 1) CHECK(c.C1 == c.lb_C1);
+          const auto e = g.estimate(s, {});
+          CHECK(e.C1 == c.C1);
+          CHECK(e.C2 == c.C2);
+          if (K <= 16) CHECK(messages_in_pieces(plan, 5) == 0);
+          for (uint32_t r = 0; r < K; r += K > 9 ? 5 : 1) CHECK(g.build_rank(s, r).program == plan.ranks[r]);
+          if (K <= 16) CHECK(rt::replay_and_compare(plan, 13, 7, 1).equal);
+          ++plans;
+        }
+  CHECK(plans == 3 * 3 * (6 + 3 + 3 + 2));
+}
+
+TEST_CASE("recursive-halving reduce-scatter: refusals and auto's choice", "[recursive-doubling]") {
+  const gen::GeneratorInfo& g = gen::find_generator("recursive-halving");
+  Spec s = spec_of(12, 1, 1);
+  s.op = OpKind::ReduceScatter;
+  CHECK_THAT(g.why_not(s, {}), Catch::Contains("K a power of p+1 = 2 (K = 12)"));
+  CHECK_THROWS_WITH(g.build(s, {}), Catch::Contains("dissemination-reduce-scatter takes any K"));
+  CHECK(gen::choose_generator(s, {}).name != "recursive-halving");
+  CHECK_THROWS_WITH(g.build(spec_of(8, 1, 1), {}), Catch::Contains("computes 'reduce-scatter', not 'allgather'"));
+  // The same C1 and C2 as the circulant and dissemination reduce-scatters
+  // where it applies: auto takes it on the tie.
+  for (auto [K, p] : {std::pair{2u, 1u}, std::pair{8u, 1u}, std::pair{16u, 1u}, std::pair{9u, 2u}}) {
+    Spec a = spec_of(K, p, 2);
+    a.op = OpKind::ReduceScatter;
+    CHECK(gen::choose_generator(a, {}).name == "recursive-halving");
+  }
+}
+
 TEST_CASE("recursive schedules: every message one piece of the caller's buffers, where the dissemination ones wrap",
           "[recursive-doubling]") {
   for (uint32_t K : {4u, 8u, 16u}) {
@@ -263,5 +309,9 @@ TEST_CASE("recursive schedules: every message one piece of the caller's buffers,
     // The control: the same specs on the dissemination schedules.
     CHECK(messages_in_pieces(gen::find_generator("dissemination-allgather").build(ag, {}), 7) > 0);
     CHECK(messages_in_pieces(gen::find_generator("reduce-scatter-allgather").build(ar, {}), 7) > 0);
+    Spec rs = spec_of(K, 1, 2);
+    rs.op = OpKind::ReduceScatter;
+    CHECK(messages_in_pieces(gen::find_generator("recursive-halving").build(rs, {}), 7) == 0);
+    CHECK(messages_in_pieces(gen::find_generator("dissemination-reduce-scatter").build(rs, {}), 7) > 0);
   }
 }

@@ -64,6 +64,9 @@ Expected expected(const std::string& g, const Spec& s) {
   // The direct reduce-scatter: own block first, then r − 1, r − 2, ...:
   // the same.
   if (g == "direct-reduce-scatter") return {false, true};
+  // Recursive halving: own partial sum first, then the partners' by port
+  // (K = 2: rank 1 forms x1 ⊕ x0).
+  if (g == "recursive-halving") return {false, true};
   // Every rank folds the sum itself, starting from its own block and going
   // around the circle, so for K >= 3 ranks build different trees (rank 0
   // ((x1⊕x2)⊕x0), rank 1 ((x0⊕x2)⊕x1)): not consistent. K = 2: one node,
