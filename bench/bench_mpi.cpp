@@ -17,24 +17,30 @@
 //             measures the engine's overhead (target: <= 5 %;
 //             docs/benchmarks.md).
 //   bcast     broadcast plans vs MPI_Bcast of ℓ bytes: postal-broadcast
-//             (λ = 1; 1 block, and 4 blocks of ℓ/4), circulant-broadcast with
+//             (λ = 1; 1 block, and 4 blocks of ℓ/4; and λ = K − 1, the star,
+//             for a machine whose latency is long against the time to post
+//             a message), circulant-broadcast with
 //             n = `--blocks auto` (gen::circulant_auto_blocks under the
 //             ping-pong α, β below) and pipelined-broadcast (a chain; n the
 //             argmin of the same model over its C1, C2 estimate);
 //   allgv     circulant-allgatherv with irregular counts (rank j: 1 + 3j mod 4
 //             elements of ℓ bytes, n = 2) and (K a power of two)
-//             recursive-doubling-allgather vs MPI_Allgatherv;
-//   allg      circulant-, dissemination- and (K a power of two)
-//             recursive-doubling-allgather vs
+//             recursive-doubling-allgather, direct-allgather (λ = K − 1)
+//             vs MPI_Allgatherv;
+//   allg      circulant-, dissemination-, (K a power of two)
+//             recursive-doubling- and (λ = K − 1) direct-allgather vs
 //             MPI_Allgather (ℓ bytes per rank);
 //   allred    circulant-allreduce and dissemination-allreduce (latency-
 //             optimal), reduce-scatter-allgather and (K a power of two)
-//             recursive-halving-doubling (bandwidth-optimal, n = K chunks)
+//             recursive-halving-doubling (bandwidth-optimal, n = K chunks),
+//             postal-allreduce with λ = K − 1 (two stars)
 //             vs MPI_Allreduce(MPI_BXOR) of ℓ bytes;
-//   redscat   circulant- and dissemination-reduce-scatter vs
+//   redscat   circulant- and dissemination-reduce-scatter, (K a power of
+//             two) recursive-halving, direct-reduce-scatter with λ = K − 1 vs
 //             MPI_Reduce_scatter_block(MPI_BXOR), ℓ bytes per block;
 //   reduce    tree-reduce (n = 1), circulant-reduce and pipelined-reduce
-//             (n = 4) vs MPI_Reduce(MPI_BXOR) to rank 0;
+//             (n = 4), postal-reduce with λ = K − 1 (the star) vs
+//             MPI_Reduce(MPI_BXOR) to rank 0;
 //   scan      postal-prefix (inclusive) vs MPI_Scan(MPI_BXOR);
 //   wrap      (not in the default set) no plan: the dissemination allgather
 //             by hand, messages as one run vs wrapped in two pieces
@@ -368,14 +374,16 @@ void bench_bcast(size_t len, int reps, double alpha, double beta) {
   std::vector<std::unique_ptr<PlanRun>> runs;
   std::vector<unsigned char> root_data(len), b(len);
   for (size_t i = 0; i < len; ++i) root_data[i] = static_cast<unsigned char>(i * 37 + 11);
-  auto add = [&](const std::string& name, const std::string& algorithm, uint32_t blocks) {
+  auto add = [&](const std::string& name, const std::string& algorithm, uint32_t blocks, uint32_t lambda = 1) {
     const size_t blk = (len + blocks - 1) / blocks;
-    PlanRun& r = add_plan(ms, runs, name + " n=" + std::to_string(blocks), bench::broadcast_spec(K, blocks),
-                          algorithm, blk);
+    Spec spec = bench::broadcast_spec(K, blocks);
+    spec.lambda = lambda;
+    PlanRun& r = add_plan(ms, runs, name + " n=" + std::to_string(blocks), spec, algorithm, blk);
     if (g_rank == 0) std::memcpy(r.in.data(), root_data.data(), len);
   };
   for (uint32_t blocks : {1u, 4u})
     if (len % blocks == 0) add("postal", "postal-broadcast", blocks);
+  add("postal lambda=K-1", "postal-broadcast", 1, K - 1);  // the star: the root sends to every rank
   add("circulant", "circulant-broadcast", bench::circulant_blocks(K, len, alpha, beta));
   add("pipelined", "pipelined-broadcast", bench::model_blocks("pipelined-broadcast", K, len, alpha, beta));
   ms.push_back({"mpi bcast", [&] {
@@ -417,6 +425,10 @@ void bench_allgatherv(size_t len, int reps, double alpha, double beta) {
     one.blocks = 1;
     add_plan(ms, runs, "recursive-doubling-allgather", one, "recursive-doubling-allgather", len).in = r.in;
   }
+  Spec direct = s;  // every message in flight at once, each one rank's run
+  direct.blocks = 1;
+  direct.lambda = K - 1;
+  add_plan(ms, runs, "direct-allgather lambda=K-1", direct, "direct-allgather", len).in = r.in;
   std::vector<unsigned char> b(total);
   ms.push_back({"mpi allgatherv", [&] {
                   MPI_Allgatherv(r.in.data(), rcounts[g_rank], MPI_BYTE, b.data(), rcounts.data(), displs.data(),
@@ -462,6 +474,9 @@ void bench_allgather_allreduce(size_t len, int reps, double alpha, double beta) 
         continue;  // K not a power of two
       fill(add_plan(ms, runs, alg, spec_of(OpKind::Allgather, 1), alg, len).in, len);
     }
+    Spec direct = spec_of(OpKind::Allgather, 1);  // every message in flight at once
+    direct.lambda = K - 1;
+    fill(add_plan(ms, runs, "direct-allgather lambda=K-1", direct, "direct-allgather", len).in, len);
     std::vector<unsigned char> b(runs[0]->out.size());
     ms.push_back({"mpi allgather", [&] {
                     MPI_Allgather(runs[0]->in.data(), static_cast<int>(len), MPI_BYTE, b.data(),
@@ -488,6 +503,9 @@ void bench_allgather_allreduce(size_t len, int reps, double alpha, double beta) 
                     "recursive-halving-doubling", chunk)
                .in,
            len);
+    Spec star = spec_of(OpKind::Allreduce, 1);  // two stars: every rank to 0, 0 to every rank
+    star.lambda = K - 1;
+    fill(add_plan(ms, runs, "postal-allreduce lambda=K-1", star, "postal-allreduce", len).in, len);
     std::vector<unsigned char> b(len);
     ms.push_back({"mpi allreduce bxor", [&] {
                     MPI_Allreduce(runs[0]->in.data(), b.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR,
@@ -513,8 +531,12 @@ void bench_reduce_scatter(size_t len, int reps, double alpha, double beta) {
   s.field = Field::gf256();
   std::vector<Method> ms;
   std::vector<std::unique_ptr<PlanRun>> runs;
-  for (const char* alg : {"circulant-reduce-scatter", "dissemination-reduce-scatter"}) {
-    PlanRun& r = add_plan(ms, runs, alg, s, alg, len);
+  for (const char* alg :
+       {"circulant-reduce-scatter", "dissemination-reduce-scatter", "recursive-halving", "direct-reduce-scatter"}) {
+    if (std::string(alg) == "recursive-halving" && !gen::recursive_doubling_why_not(s).empty()) continue;  // K not 2^m
+    Spec sp = s;
+    if (std::string(alg) == "direct-reduce-scatter") sp.lambda = K - 1;  // every message in flight at once
+    PlanRun& r = add_plan(ms, runs, std::string(alg) + (sp.lambda > 1 ? " lambda=K-1" : ""), sp, alg, len);
     for (size_t i = 0; i < r.in.size(); ++i) r.in[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
   }
   std::vector<unsigned char> b(len);
@@ -539,16 +561,19 @@ void bench_reduce(size_t len, int reps, double alpha, double beta) {
   const uint32_t K = static_cast<uint32_t>(g_size);
   std::vector<Method> ms;
   std::vector<std::unique_ptr<PlanRun>> runs;
-  auto add = [&](const std::string& algorithm, uint32_t blocks) {
+  auto add = [&](const std::string& algorithm, uint32_t blocks, uint32_t lambda = 1) {
     Spec s = bench::broadcast_spec(K, blocks);
     s.op = OpKind::Reduce;
+    s.lambda = lambda;
     const size_t blk = (len + blocks - 1) / blocks;
-    PlanRun& r = add_plan(ms, runs, algorithm + " n=" + std::to_string(blocks), s, algorithm, blk);
+    PlanRun& r = add_plan(ms, runs, algorithm + (lambda > 1 ? " lambda=K-1" : "") + " n=" + std::to_string(blocks),
+                          s, algorithm, blk);
     for (size_t i = 0; i < len; ++i) r.in[i] = static_cast<unsigned char>((i * 131 + g_rank * 7919 + 17) & 0xFF);
   };
   add("tree-reduce", 1);
   add("circulant-reduce", 4);
   add("pipelined-reduce", 4);
+  add("postal-reduce", 1, K - 1);  // the star: every rank sends to the root
   std::vector<unsigned char> b(len);
   ms.push_back({"mpi reduce bxor", [&] {
                   MPI_Reduce(runs[0]->in.data(), b.data(), static_cast<int>(len), MPI_BYTE, MPI_BXOR, 0,
