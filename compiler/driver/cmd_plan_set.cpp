@@ -21,6 +21,13 @@
 // --candidates N adds, at each size of the ladder and for each pass, the N
 // fastest candidates by the cost model; --candidates all adds every
 // verified candidate. They are listed in "plans" but no row names them.
+// --lambdas adds candidates compiled at postal latencies λ > 1 (one block,
+// only generators whose schedule λ reshapes: the postal trees become stars
+// and the direct exchanges put every message in flight at once at λ = K − 1),
+// written as alternatives with --candidates for tune to time: the model's
+// alpha is one message's whole latency, which says nothing about λ.
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -56,6 +63,7 @@ struct PlanSetFlags {
   std::optional<double> alpha, beta;
   std::string out;
   std::string extra = "0";  // --candidates: a count or "all"
+  std::string lambdas = "1";  // --lambdas: postal latencies, numbers or K-1
   bool quiet = false;
 };
 
@@ -123,9 +131,32 @@ OpKind op_kind_of(CallOp op) {
 
 bool is_reduction(CallOp op) { return op != CallOp::broadcast && op != CallOp::allgather; }
 
+// --lambdas for communicator size K: "K-1" stands for max(K − 1, 1). λ = 1
+// comes first always: the rows are chosen among its candidates.
+std::vector<uint32_t> lambdas_for(const std::string& text, uint32_t K) {
+  std::vector<uint32_t> out{1};
+  for (size_t pos = 0; pos <= text.size();) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    uint32_t v = 0;
+    if (item == "K-1") {
+      v = std::max(K - 1, 1u);
+    } else {
+      auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+      if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < 1 || v > 4096)
+        user_error("--lambdas: \"{}\" in \"{}\" is not a postal latency (valid: 1..4096 or K-1, comma-separated)",
+                   item, text);
+    }
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    pos = comma + 1;
+  }
+  return out;
+}
+
 struct Candidate {
   std::string name, algorithm;
   uint32_t blocks = 1;
+  uint32_t lambda = 1;  // > 1: an alternative for tune only (the cost model's alpha describes λ = 1)
   ir::Plan plan;
   uint32_t C1 = 0;
   uint64_t C2 = 0;
@@ -140,16 +171,27 @@ std::vector<Candidate> candidates(CallOp op, uint32_t K, const PlanSetFlags& f, 
   const OpKind kind = op_kind_of(op);
   for (const gen::GeneratorInfo& g : gen::generators()) {
     if (std::find(g.ops.begin(), g.ops.end(), kind) == g.ops.end()) continue;
-    for (uint32_t n = 1; n <= (kind == OpKind::Prefix ? 1u : f.max_blocks); n *= 2) {
+    for (uint32_t lambda : lambdas_for(f.lambdas, K))
+    for (uint32_t n = 1; n <= (kind == OpKind::Prefix || lambda > 1 ? 1u : f.max_blocks); n *= 2) {
       pipeline::SpecFlags sf;
       sf.op = op_name(kind);
       sf.K = K;
       sf.blocks = n;
+      sf.lambda = lambda;
       sf.exclusive = op == CallOp::exscan;
       sf.field = "gf256";
       Candidate c;
       try {
         const Spec spec = pipeline::build_spec(sf);
+        if (lambda > 1) {
+          // Kept only where λ changes the schedule's shape (the postal trees,
+          // the direct exchanges), not where it only stretches every round
+          // of the λ = 1 schedule to λ steps.
+          if (g.why_not && !g.why_not(spec, {}).empty()) continue;  // e.g. the circulant ones: λ = 1 only
+          Spec one = spec;
+          one.lambda = 1;
+          if (g.estimate(spec, {}).C1 >= uint64_t{lambda} * g.estimate(one, {}).C1) continue;
+        }
         pipeline::CompileOptions co;
         co.algorithm = g.name;
         pipeline::CompileResult r = pipeline::compile(spec, co);
@@ -157,12 +199,15 @@ std::vector<Candidate> candidates(CallOp op, uint32_t K, const PlanSetFlags& f, 
         c.C1 = r.cost.C1;
         c.C2 = r.cost.C2;
       } catch (const UserError& e) {
-        log.push_back(fmt::format("{} K={} n={} {}: not built: {}", pmpi::call_op_name(op), K, n, g.name, e.what()));
+        log.push_back(fmt::format("{} K={} n={} lambda={} {}: not built: {}", pmpi::call_op_name(op), K, n, lambda,
+                                  g.name, e.what()));
         continue;
       }
       c.algorithm = g.name;
       c.blocks = n;
-      c.name = fmt::format("{}-K{}-n{}-{}", pmpi::call_op_name(op), K, n, g.name);
+      c.lambda = lambda;
+      c.name = fmt::format("{}-K{}-n{}-{}{}", pmpi::call_op_name(op), K, n, g.name,
+                           lambda > 1 ? fmt::format("-l{}", lambda) : std::string());
       if (is_reduction(op)) {
         const passes::ReductionProperties p = passes::reduction_properties(c.plan);
         c.exact = p.exact;
@@ -217,7 +262,8 @@ int run_plan_set(const PlanSetFlags& f) {
       auto best = [&](uint64_t s, auto ok) -> int {
         int w = -1;
         for (size_t i = 0; i < cands.size(); ++i)
-          if (ok(cands[i]) && (w < 0 || cands[i].time(s, alpha, beta) < cands[static_cast<size_t>(w)].time(s, alpha, beta)))
+          if (cands[i].lambda == 1 && ok(cands[i]) &&
+              (w < 0 || cands[i].time(s, alpha, beta) < cands[static_cast<size_t>(w)].time(s, alpha, beta)))
             w = static_cast<int>(i);
         return w;
       };
@@ -244,12 +290,15 @@ int run_plan_set(const PlanSetFlags& f) {
           for (size_t k = 0; k < (is_reduction(op) ? classes.size() : 1); ++k) {
             std::vector<int> order;
             for (size_t i = 0; i < cands.size(); ++i)
-              if (classes[k](cands[i])) order.push_back(static_cast<int>(i));
+              if (cands[i].lambda == 1 && classes[k](cands[i])) order.push_back(static_cast<int>(i));
             std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
               return cands[static_cast<size_t>(a)].time(s, alpha, beta) < cands[static_cast<size_t>(b)].time(s, alpha, beta);
             });
             for (size_t i = 0; i < order.size() && i < extra; ++i) used.insert(order[i]);
           }
+        // The --lambdas alternatives: the model cannot rank them, tune can.
+        for (size_t i = 0; i < cands.size(); ++i)
+          if (cands[i].lambda > 1) used.insert(static_cast<int>(i));
       }
       for (const auto& pass : passes)
         for (size_t i = 0; i < sizes.size();) {
@@ -273,7 +322,7 @@ int run_plan_set(const PlanSetFlags& f) {
         ++written;
         nlohmann::json e = {{"file", file},       {"digest", ir::plan_digest(c.plan).hex()},
                             {"op", pmpi::call_op_name(op)}, {"K", K},
-                            {"blocks", c.blocks}, {"algorithm", c.algorithm},
+                            {"blocks", c.blocks}, {"lambda", c.lambda}, {"algorithm", c.algorithm},
                             {"C1", c.C1},         {"C2", c.C2}};
         if (is_reduction(op)) {
           e["exact"] = c.exact;
@@ -333,6 +382,12 @@ void add_plan_set_command(CLI::App& app, CommandList& cmds) {
                 "also write alternatives for `collplan tune` to time, listed in \"plans\" but in no row: N (the N "
                 "fastest by the cost model at each size and property class) or all (every verified candidate)")
       ->capture_default_str();
+  c->add_option("--lambdas", f->lambdas,
+                "postal latencies to compile at besides 1, comma-separated: numbers in 1..4096 or K-1 (the "
+                "communicator size minus one). A lambda > 1 candidate is kept where it changes the schedule's shape (postal trees, "
+                "direct exchanges: stars at K-1), at one block, and only as an alternative for `collplan tune` "
+                "(written with --candidates, named by no row: the cost model's alpha describes lambda = 1)")
+      ->capture_default_str();
   c->add_flag("--quiet", f->quiet, "print the summary line only");
   cmds.push_back({c, [f] {
                     if (f->max_bytes < 1 || f->max_bytes > (uint64_t{1} << 40))
@@ -345,6 +400,7 @@ void add_plan_set_command(CLI::App& app, CommandList& cmds) {
                     }
                     if (f->max_blocks < 1 || f->max_blocks > 4096)
                       user_error("--max-blocks {} is out of range (valid: 1..4096)", f->max_blocks);
+                    (void)lambdas_for(f->lambdas, 2);  // refused before anything is compiled
                     return run_plan_set(*f);
                   }});
 }

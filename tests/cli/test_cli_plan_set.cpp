@@ -86,12 +86,42 @@ TEST_CASE("cli plan-set: bad options are refused by name", "[cli][pmpi]") {
            {"--max-blocks 5000", "--max-blocks 5000 is out of range (valid: 1..4096)"},
            {"--candidates x", "--candidates \"x\" is not a count in 0..64 or \"all\""},
            {"--candidates 65", "--candidates \"65\" is not a count in 0..64 or \"all\""},
+           {"--lambdas 0", "--lambdas: \"0\" in \"0\" is not a postal latency (valid: 1..4096 or K-1"},
+           {"--lambdas 1,K", "--lambdas: \"K\" in \"1,K\" is not a postal latency"},
        }) {
     const auto r = run_collplan("plan-set " + b.args + out);
     INFO(b.args << ": " << r.out << r.err);
     CHECK(r.status == 2);
     CHECK(r.err.find(b.message) != std::string::npos);
   }
+}
+
+TEST_CASE("cli plan-set: --lambdas adds the stars and direct exchanges as alternatives only", "[cli][pmpi]") {
+  const fs::path dir = scratch_dir("cli-plan-set-lambdas");
+  const std::string out = (dir / "set").string();
+  const auto r = run_collplan("plan-set --K 4 --ops broadcast,allreduce,allgather,reduce --max-bytes 4096 "
+                              "--max-blocks 2 --quiet --candidates 1 --lambdas 1,K-1 -o " + out);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  const auto t = collplan::pmpi::read_plan_table(out);
+  std::set<std::string> named, starred;
+  for (const auto& row : t.rows) named.insert(t.plans[row.plan].name);
+  for (const auto& p : t.plans)
+    if (p.name.size() > 3 && p.name.substr(p.name.size() - 3) == "-l3") starred.insert(p.name);
+  // λ = K − 1 = 3 where it reshapes the schedule; not the trees and
+  // dissemination schedules it only stretches.
+  CHECK(starred == std::set<std::string>{"broadcast-K4-n1-postal-broadcast-l3", "allreduce-K4-n1-postal-allreduce-l3",
+                                         "allgather-K4-n1-direct-allgather-l3", "reduce-K4-n1-postal-reduce-l3"});
+  for (const auto& n : starred) CHECK(named.count(n) == 0);
+  // Without --candidates no alternative is written; λ = 1 is always
+  // compiled, so the rows are those of the plain set.
+  const std::string out0 = (dir / "set0").string(), plain = (dir / "plain").string();
+  REQUIRE(run_collplan("plan-set --K 4 --ops broadcast --max-bytes 4096 --quiet --lambdas K-1 -o " + out0).status == 0);
+  REQUIRE(run_collplan("plan-set --K 4 --ops broadcast --max-bytes 4096 --quiet -o " + plain).status == 0);
+  const auto t0 = collplan::pmpi::read_plan_table(out0), tp = collplan::pmpi::read_plan_table(plain);
+  REQUIRE(!t0.rows.empty());
+  CHECK(t0.rows.size() == tp.rows.size());
+  for (const auto& p : t0.plans) CHECK(p.name.find("-l3") == std::string::npos);
 }
 
 TEST_CASE("cli plan-set: --candidates lists alternatives no row names, for tune", "[cli][pmpi]") {
