@@ -119,12 +119,10 @@ PostalParent postal_parent(const std::vector<uint64_t>& G, uint32_t p, uint32_t 
 // holds at the end.
 std::vector<ir::SlotId> postal_broadcast_part(const ir::Plan& ctx, const std::vector<uint64_t>& G, ir::Program& prog,
                                               uint32_t root, std::vector<ir::SlotId> held, uint32_t offset);
-// prog.rank's part of the postal reduce into `root`, in steps
-// offset+1 .. offset+m: `acc` (its n slots) plus its subtree's partial sums;
-// a rank other than the root sends the result to its parent. Returns the
-// slots of the rank's final partial sums (at the root: the reduce's result).
-std::vector<ir::SlotId> postal_reduce_part(const ir::Plan& ctx, const std::vector<uint64_t>& G, ir::Program& prog,
-                                           uint32_t root, std::vector<ir::SlotId> acc, uint32_t offset);
+// Rank r's whole postal reduce into `root` in steps 1..m: n input slots,
+// summed with its subtree's and sent to its parent; at the root the sums
+// are the outputs, elsewhere there are none.
+ir::Program postal_reduce_program(const ir::Plan& ctx, const std::vector<uint64_t>& G, uint32_t r, uint32_t root);
 
 // The paper's §4 split of n items over P ranks: the first n − P·⌊n/P⌋ ranks
 // hold ⌈n/P⌉ items, the others ⌊n/P⌋ (n = 75, P = 10: 8,8,8,8,8,7,7,7,7,7).

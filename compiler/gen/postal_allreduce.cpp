@@ -22,14 +22,11 @@ namespace collplan::gen {
 namespace {
 
 ir::Program postal_allreduce_rank(const ir::Plan& ctx, const std::vector<uint64_t>& G, uint32_t r) {
-  const uint32_t m = static_cast<uint32_t>(G.size() - 1);
-  ir::Program prog;
-  prog.rank = r;
-  for (uint32_t b = 0; b < ctx.spec.blocks; ++b) prog.inputs.push_back(prog.new_slot());
-  std::vector<ir::SlotId> acc(prog.inputs.begin(), prog.inputs.end());
-  acc = postal_reduce_part(ctx, G, prog, 0, std::move(acc), 0);
-  if (r != 0) acc.clear();  // a non-root's partial sums went to its parent
-  prog.outputs = postal_broadcast_part(ctx, G, prog, 0, std::move(acc), m);
+  // The reduce leaves the sums as rank 0's outputs (no outputs elsewhere);
+  // the broadcast, from step m + 1, replaces them with what every rank gets.
+  ir::Program prog = postal_reduce_program(ctx, G, r, 0);
+  std::vector<ir::SlotId> sums(prog.outputs.begin(), prog.outputs.end());
+  prog.outputs = postal_broadcast_part(ctx, G, prog, 0, std::move(sums), static_cast<uint32_t>(G.size() - 1));
   return prog;
 }
 

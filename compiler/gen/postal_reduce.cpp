@@ -24,8 +24,13 @@
 
 namespace collplan::gen {
 
+namespace {
+
+// prog.rank's part of the reduce into `root`, in steps 1..m: `acc` (its n
+// slots) plus its subtree's partial sums; a rank other than the root sends
+// the result to its parent. Returns the slots of its final partial sums.
 std::vector<ir::SlotId> postal_reduce_part(const ir::Plan& ctx, const std::vector<uint64_t>& G, ir::Program& prog,
-                                           uint32_t root, std::vector<ir::SlotId> acc, uint32_t offset) {
+                                           uint32_t root, std::vector<ir::SlotId> acc) {
   using namespace ir;
   const Spec& spec = ctx.spec;
   const uint64_t K = spec.K;
@@ -41,7 +46,7 @@ std::vector<ir::SlotId> postal_reduce_part(const ir::Plan& ctx, const std::vecto
   for (uint32_t j = m; j > reached; --j) {
     const std::vector<uint32_t> U = postal_U(G, p, lam, K, x, j);
     if (U.empty()) continue;
-    const StepNo s = offset + (m + 1 - j);
+    const StepNo s = m + 1 - j;
     // Every message's slots first, then the sums (the order the slots are
     // numbered in, as tree-reduce does).
     std::vector<std::vector<SlotId>> received;
@@ -62,22 +67,28 @@ std::vector<ir::SlotId> postal_reduce_part(const ir::Plan& ctx, const std::vecto
   if (x != 0) {
     std::vector<Combo> payload;
     for (SlotId a : acc) payload.push_back(unit(a));
-    prog.at(offset + m + 1 - reached)
+    prog.at(m + 1 - reached)
         .sends.push_back(make_send(ctx, prog, up.port, rank_of(up.parent), std::move(payload)));
   }
   return acc;
 }
 
-namespace {
+}  // namespace
 
-ir::Program postal_reduce_rank(const ir::Plan& ctx, const std::vector<uint64_t>& G, uint32_t r) {
+ir::Program postal_reduce_program(const ir::Plan& ctx, const std::vector<uint64_t>& G, uint32_t r, uint32_t root) {
   ir::Program prog;
   prog.rank = r;
   for (uint32_t b = 0; b < ctx.spec.blocks; ++b) prog.inputs.push_back(prog.new_slot());
   std::vector<ir::SlotId> acc(prog.inputs.begin(), prog.inputs.end());
-  acc = postal_reduce_part(ctx, G, prog, ctx.spec.root, std::move(acc), 0);
-  if (r == ctx.spec.root) prog.outputs = acc;
+  acc = postal_reduce_part(ctx, G, prog, root, std::move(acc));
+  if (r == root) prog.outputs = acc;
   return prog;
+}
+
+namespace {
+
+ir::Program postal_reduce_rank(const ir::Plan& ctx, const std::vector<uint64_t>& G, uint32_t r) {
+  return postal_reduce_program(ctx, G, r, ctx.spec.root);
 }
 
 constexpr PostalTreeAlgorithm kPostalReduce{OpKind::Reduce, "postal reduce", 1, postal_reduce_rank};
