@@ -171,7 +171,9 @@ std::vector<Candidate> candidates(CallOp op, uint32_t K, const PlanSetFlags& f, 
   const OpKind kind = op_kind_of(op);
   for (const gen::GeneratorInfo& g : gen::generators()) {
     if (std::find(g.ops.begin(), g.ops.end(), kind) == g.ops.end()) continue;
-    for (uint32_t lambda : lambdas_for(f.lambdas, K))
+    // λ > 1 plans are written only as --candidates alternatives: without
+    // those they are not compiled at all.
+    for (uint32_t lambda : lambdas_for(f.extra == "0" ? std::string("1") : f.lambdas, K))
     for (uint32_t n = 1; n <= (kind == OpKind::Prefix || lambda > 1 ? 1u : f.max_blocks); n *= 2) {
       pipeline::SpecFlags sf;
       sf.op = op_name(kind);
@@ -384,8 +386,9 @@ void add_plan_set_command(CLI::App& app, CommandList& cmds) {
       ->capture_default_str();
   c->add_option("--lambdas", f->lambdas,
                 "postal latencies to compile at besides 1, comma-separated: numbers in 1..4096 or K-1 (the "
-                "communicator size minus one). A lambda > 1 candidate is kept where it changes the schedule's shape (postal trees, "
-                "direct exchanges: stars at K-1), at one block, and only as an alternative for `collplan tune` "
+                "communicator size minus one). A lambda > 1 candidate is kept where it changes the schedule's "
+                "shape (postal trees, direct exchanges: stars at K-1), at one block, and only as an alternative "
+                "for `collplan tune` "
                 "(written with --candidates, named by no row: the cost model's alpha describes lambda = 1)")
       ->capture_default_str();
   c->add_flag("--quiet", f->quiet, "print the summary line only");
